@@ -1,0 +1,5 @@
+"""``python -m lnetgen``."""
+
+from lnetgen.cli import main
+
+main()

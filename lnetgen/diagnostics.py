@@ -1,0 +1,74 @@
+"""Diagnostics: every user-facing problem as data (severity, stable code, location, message).
+
+Findings are values, not exceptions.  ``InputError`` carries a list of diagnostics when a stage
+cannot go on (the CLI prints them and exits 1 or 2); anything else that escapes is a bug.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, order=True)
+class Diagnostic:
+    """One finding, located in a file (line/col 1-based) and a JSON path (``$.routers[3].nid``)."""
+
+    file: str = ""
+    line: int = 0
+    col: int = 0
+    severity: Severity = "error"
+    code: str = "E-INTERNAL"
+    path: str = "$"
+    message: str = ""
+    hint: str = field(default="", compare=False)
+
+    def format(self) -> str:
+        """``file:line:col: severity[code] $.path: message`` (terraform/yamllint style)."""
+        where = self.file or "<input>"
+        if self.line:
+            where += f":{self.line}:{self.col or 1}"
+        text = f"{where}: {self.severity}[{self.code}] {self.path}: {self.message}"
+        if self.hint:
+            text += f" (hint: {self.hint})"
+        return text
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+class InputError(Exception):
+    """Raised when input is unusable; ``diagnostics`` says why and where."""
+
+    def __init__(self, diagnostics: Iterable[Diagnostic]) -> None:
+        self.diagnostics = sorted(diagnostics)
+        super().__init__("; ".join(d.format() for d in self.diagnostics[:3]))
+
+
+def errors(diags: Iterable[Diagnostic]) -> list[Diagnostic]:
+    return [d for d in diags if d.severity == "error"]
+
+
+def to_json(diags: Iterable[Diagnostic]) -> str:
+    items = [d.as_dict() for d in sorted(diags)]
+    return json.dumps(
+        {
+            "errors": sum(1 for d in items if d["severity"] == "error"),
+            "warnings": sum(1 for d in items if d["severity"] == "warning"),
+            "diagnostics": items,
+        },
+        indent=2,
+        sort_keys=True,
+    )
+
+
+def json_path(parts: Iterable[str | int]) -> str:
+    """``("routers", 3, "nid")`` -> ``$.routers[3].nid``."""
+    out = "$"
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else f".{p}"
+    return out

@@ -1,0 +1,186 @@
+"""The validated site: frozen dataclasses, built by ``inventory`` and read by every later stage.
+
+Nothing here parses YAML or reports problems; a ``Site`` exists only when the inventory has no
+errors.  Client nodes are kept as arrays (names, NIDs, coordinates) because sites have tens of
+thousands of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from lnetgen.nodes import Net
+
+
+@dataclass(frozen=True, order=True)
+class Attachment:
+    """A host port cabled to ``switch``/``leaf`` at ``port``.  ``leaf`` is '' on a TOR switch."""
+
+    switch: str
+    leaf: str
+    port: int
+
+    @property
+    def module(self) -> tuple[str, str]:
+        """The unit traffic stays on without crossing a spine: (switch, leaf)."""
+        return (self.switch, self.leaf)
+
+    def label(self) -> str:
+        return f"{self.switch}/{self.leaf}" if self.leaf else self.switch
+
+
+@dataclass(frozen=True)
+class Leaf:
+    name: str
+    ports: int
+    uplinks: int
+    guid: str = ""
+
+
+@dataclass(frozen=True)
+class Switch:
+    name: str
+    kind: str  # director | tor
+    fabric: str
+    leaves: tuple[Leaf, ...]
+    spines: int
+    guid: str = ""
+    spine_guids: tuple[str, ...] = ()
+
+    def leaf(self, name: str) -> Leaf | None:
+        for leaf in self.leaves:
+            if leaf.name == name:
+                return leaf
+        return None
+
+
+@dataclass(frozen=True)
+class Fabric:
+    name: str
+    role: str  # storage | compute
+    switches: tuple[Switch, ...]
+
+
+@dataclass(frozen=True)
+class Router:
+    name: str
+    client_nid: str  # canonical, e.g. "10@gni"
+    client_net: Net
+    client_interface: str
+    storage_ip: str
+    storage_interface: str
+    guid: str
+    attach: Attachment
+    coords: tuple[int, int, int] | None = None
+    client_guid: str = ""
+    client_attach: Attachment | None = None
+
+
+@dataclass(frozen=True)
+class Server:
+    name: str
+    role: str  # oss | mds
+    fs: str
+    ip: str
+    interface: str
+    guid: str
+    attach: Attachment
+    osts: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class FileSystem:
+    name: str
+    net_base: int | None = None
+
+
+@dataclass(frozen=True)
+class ClientNet:
+    net: Net
+    interface: str
+
+
+@dataclass(frozen=True, eq=False)
+class Clients:
+    """All compute clients, in inventory order (groups concatenated).
+
+    ``names[i]`` is a host, ``nids[i]`` its NID on ``nets[net_index[i]]``; ``coords[i]`` its
+    torus position (row of -1 when the client side is not a torus); ``leaf[i]`` an index into
+    ``leaves`` for fat-tree client sides (-1 otherwise).
+    """
+
+    names: tuple[str, ...]
+    nids: tuple[str, ...]
+    net_index: npt.NDArray[np.int32]
+    nets: tuple[Net, ...]
+    interfaces: tuple[str, ...]  # per net
+    groups: tuple[tuple[str, int, int], ...]  # (group name, start, stop)
+    coords: npt.NDArray[np.int32]
+    leaf: npt.NDArray[np.int32]
+    leaves: tuple[tuple[str, str], ...] = ()
+    guids: tuple[str, ...] = ()  # port GUIDs on an IB compute fabric, or empty
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+@dataclass(frozen=True)
+class Torus:
+    dims: tuple[int, int, int]
+    nodes_per_chip: int
+    routing: str  # xyz | seastar
+
+
+@dataclass(frozen=True)
+class GroupParams:
+    oss: tuple[int, int] = (4, 3)
+    mds: tuple[int, int] = (2, 1)
+    backup: str = "next"
+    backup_priority: int = 1
+
+
+@dataclass(frozen=True)
+class StrategyParams:
+    default: str = "projection"
+    storage_lnd: str = "o2ib"
+    storage_net_base: int = 1
+    groups: GroupParams = field(default_factory=GroupParams)
+
+
+@dataclass(frozen=True, eq=False)
+class Site:
+    name: str
+    description: str
+    file: str
+    digest: str  # sha256 of the inventory bytes (and CSV files), for output headers
+    client_nets: tuple[ClientNet, ...]
+    clients: Clients
+    torus: Torus | None
+    client_fabric: str  # name of the compute fabric for a fat-tree client side, or ''
+    fabrics: tuple[Fabric, ...]
+    routers: tuple[Router, ...]
+    servers: tuple[Server, ...]
+    filesystems: tuple[FileSystem, ...]
+    strategy: StrategyParams
+
+    def switch(self, name: str) -> Switch | None:
+        for fabric in self.fabrics:
+            for sw in fabric.switches:
+                if sw.name == name:
+                    return sw
+        return None
+
+    def router(self, name: str) -> Router:
+        for r in self.routers:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    def server(self, name: str) -> Server:
+        for s in self.servers:
+            if s.name == name:
+                return s
+        raise KeyError(name)

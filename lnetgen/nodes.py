@@ -1,0 +1,236 @@
+"""Node sets, LNet net names and NIDs: the one place that knows their syntax.
+
+* Node sets go through ClusterShell, always with ``RESOLVER_NOGROUP`` (the pip package ships
+  example groups, so ``@oss`` would otherwise silently resolve to ``example[4-5]``).
+* Net names follow libcfs: ``<lnd><number>``, number 0..65535, ``o2ib0`` == ``o2ib``.
+* Ansible's ``[01:50]`` host ranges are converted here as well.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetParseError
+from ClusterShell.RangeSet import RangeSet, RangeSetParseError
+
+#: LNDs current Lustre parses (libcfs_netstrfns[]), and whether their address is IPv4.
+LNDS: dict[str, bool] = {
+    "tcp": True,
+    "o2ib": True,
+    "gni": False,
+    "gip": True,
+    "ptlf": False,
+    "kfi": False,
+    "efa": True,
+    "bxi3f": False,
+}
+#: LNDs that old manuals use but current Lustre no longer parses.
+REMOVED_LNDS = {"elan", "ra", "mx", "ptl", "gm", "openib", "qsw", "vib", "iib", "ciber", "tofu"}
+
+MAX_NET_NUMBER = 65535
+
+HOSTNAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})$")
+IFACE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]{0,14}$")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")  # switches, leaves, file systems
+_NET_RE = re.compile(r"^([a-z][a-z0-9]*?)(\d*)$")
+GUID_RE = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
+
+
+class NodeSyntaxError(ValueError):
+    """A node set, net name or NID that does not parse; ``str()`` says why."""
+
+
+# ----------------------------------------------------------------------------- node sets
+
+
+def nodeset(text: str | Iterable[str]) -> NodeSet:
+    """Parse ClusterShell syntax (``nid[00001-18688]``) or build from names; no group lookup."""
+    try:
+        if isinstance(text, str):
+            if "@" in text or "!" in text or "&" in text or "^" in text:
+                raise NodeSyntaxError(f"{text!r}: group and set operators are not allowed")
+            return NodeSet(text, resolver=RESOLVER_NOGROUP)
+        ns = NodeSet(resolver=RESOLVER_NOGROUP)
+        ns.updaten(list(text))
+        return ns
+    except (NodeSetParseError, RangeSetParseError) as exc:
+        raise NodeSyntaxError(f"{exc}") from None
+
+
+def expand(text: str) -> list[str]:
+    """Names of a node set, in ClusterShell's (numeric-aware) order."""
+    return list(nodeset(text))
+
+
+def fold(names: Iterable[str]) -> str:
+    """Fold names into one node set string (``nid[00001-00004,00007]``); '' when empty."""
+    names = list(names)
+    if not names:
+        return ""
+    return str(nodeset(names))
+
+
+def fold_ints(numbers: Iterable[int]) -> str:
+    """``[1, 2, 3, 7]`` -> ``1-3,7``."""
+    return str(RangeSet.fromlist([str(n) for n in sorted(set(numbers))]))
+
+
+def parse_intset(text: str) -> list[int]:
+    """``0-6,14`` -> ``[0, 1, ..., 6, 14]``."""
+    try:
+        return [int(x) for x in RangeSet(text)]
+    except (RangeSetParseError, ValueError) as exc:
+        raise NodeSyntaxError(f"{text!r}: {exc}") from None
+
+
+_CS_BRACKET = re.compile(r"\[([^\]]*)\]")
+
+
+def to_ansible(folded: str) -> list[str]:
+    """ClusterShell folding -> Ansible host patterns (one ``[a:b]`` range per bracket).
+
+    ``nid[00001-00003,00007]`` -> ``["nid[00001:00003]", "nid00007"]``.  Ansible allows only
+    one contiguous range per bracket, so every comma splits into its own pattern.
+    """
+    out: list[str] = []
+    for part in _split_top(folded):
+        patterns = [""]
+        pos = 0
+        for m in _CS_BRACKET.finditer(part):
+            lit = part[pos : m.start()]
+            choices = []
+            for rng in m.group(1).split(","):
+                if "-" in rng:
+                    a, b = rng.split("-", 1)
+                    choices.append(f"[{a}:{b}]")
+                else:
+                    choices.append(rng)
+            patterns = [p + lit + c for p in patterns for c in choices]
+            pos = m.end()
+        tail = part[pos:]
+        out.extend(p + tail for p in patterns)
+    return out
+
+
+def _split_top(folded: str) -> list[str]:
+    """Split ``a[1-2],b3`` at commas outside brackets."""
+    parts, depth, cur = [], 0, ""
+    for ch in folded:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur:
+        parts.append(cur)
+    return parts
+
+
+def from_ansible(pattern: str) -> str:
+    """Ansible ``nid[00001:00010]`` -> ClusterShell ``nid[00001-00010]`` (single range per bracket)."""
+    return re.sub(r"\[([0-9a-z]+):([0-9a-z]+)\]", r"[\1-\2]", pattern)
+
+
+# ----------------------------------------------------------------------------- nets and NIDs
+
+
+@dataclass(frozen=True, order=True)
+class Net:
+    """An LNet network: LND name and number; ``str()`` is the canonical libcfs spelling."""
+
+    lnd: str
+    number: int = 0
+
+    def __str__(self) -> str:
+        return self.lnd if self.number == 0 else f"{self.lnd}{self.number}"
+
+    @property
+    def ip_based(self) -> bool:
+        return LNDS[self.lnd]
+
+
+def parse_net(text: str) -> Net:
+    """Parse a net name like libcfs does (prefix LND + optional decimal), with range checks."""
+    m = _NET_RE.match(text.strip())
+    if not m:
+        raise NodeSyntaxError(f"{text!r} is not an LNet network name (expected e.g. o2ib1, gni)")
+    lnd, num = m.group(1), m.group(2)
+    if lnd not in LNDS:
+        # libcfs matches the LND by prefix, so 'o2ibx' is not o2ib; report removed LNDs clearly
+        if lnd in REMOVED_LNDS:
+            raise NodeSyntaxError(
+                f"{text!r}: the {lnd!r} LND was removed from Lustre and no longer parses; "
+                f"use one of {', '.join(sorted(LNDS))}"
+            )
+        raise NodeSyntaxError(f"{text!r}: unknown LND {lnd!r} (known: {', '.join(sorted(LNDS))})")
+    number = int(num) if num else 0
+    if number > MAX_NET_NUMBER:
+        raise NodeSyntaxError(
+            f"{text!r}: net number {number} is outside 0-{MAX_NET_NUMBER} "
+            "(it would spill into the LND type bits)"
+        )
+    return Net(lnd, number)
+
+
+def canonical_net(text: str) -> str:
+    return str(parse_net(text))
+
+
+@dataclass(frozen=True, order=True)
+class Nid:
+    """``address@net``; address is an IPv4 string or a decimal number."""
+
+    net: Net
+    addr: str
+
+    def __str__(self) -> str:
+        return f"{self.addr}@{self.net}"
+
+    def sort_key(self) -> tuple[object, ...]:
+        return (self.net, addr_key(self.addr))
+
+
+def addr_key(addr: str) -> tuple[int, ...]:
+    if "." in addr:
+        return tuple(int(x) for x in addr.split("."))
+    return (int(addr),)
+
+
+def parse_nid(text: str) -> Nid:
+    """Parse one NID (no ranges).  Raises ``NodeSyntaxError`` naming what is wrong."""
+    if "@" not in text:
+        raise NodeSyntaxError(f"{text!r} is not a NID (expected address@net, e.g. 10.0.0.1@o2ib1)")
+    addr, _, netstr = text.strip().rpartition("@")
+    net = parse_net(netstr)
+    if net.ip_based:
+        try:
+            ip = ipaddress.IPv4Address(addr)
+        except ValueError:
+            raise NodeSyntaxError(f"{text!r}: {addr!r} is not an IPv4 address") from None
+        return Nid(net, str(ip))
+    if not addr.isdigit():
+        raise NodeSyntaxError(f"{text!r}: {net.lnd} addresses are decimal numbers")
+    return Nid(net, str(int(addr)))
+
+
+def host_number(name: str) -> int:
+    """Trailing number of a host name (``nid00042`` -> 42); raises if there is none."""
+    m = re.search(r"(\d+)$", name)
+    if not m:
+        raise NodeSyntaxError(f"{name!r} has no trailing number to derive a NID from")
+    return int(m.group(1))
+
+
+def ip_add(base: str, offset: int) -> str:
+    return str(ipaddress.IPv4Address(int(ipaddress.IPv4Address(base)) + offset))
+
+
+def sorted_nids(nids: Sequence[str]) -> list[str]:
+    return sorted(nids, key=lambda s: parse_nid(s).sort_key())
