@@ -60,8 +60,12 @@ def main() -> None:
               show_default=True)
 def validate(site: str, fmt: str) -> None:
     """Check an inventory: schema, then meaning.  Exit 0 valid, 1 errors, 2 usage."""
+    import os
+
     from lnetgen.inventory import check
 
+    if not os.path.exists(site):
+        raise click.BadParameter(f"{site}: no such file", param_hint="SITE")
     _site, diags = check(site)
     if fmt == "json":
         click.echo(to_json(diags))
@@ -82,3 +86,84 @@ def schema(which: str | None) -> None:
 
     click.echo(schema_text("plan.schema.json" if which == "plan" else "site.schema.json"),
                nl=False)
+
+
+STRATEGY_OPT = click.option("--strategy", "-s", default=None, metavar="NAME",
+                            help="layout (see `lnetgen strategies`); default: the inventory's "
+                                 "strategy.default")
+
+
+@main.command()
+def strategies() -> None:
+    """List the routing layouts, one line each."""
+    from lnetgen.strategies import REGISTRY
+
+    width = max(len(n) for n in REGISTRY)
+    for name, strat in REGISTRY.items():
+        click.echo(f"{name:<{width}}  {strat.summary}")
+
+
+def _summary(plan: Any) -> list[str]:
+    st = plan.stats
+    lines = [
+        f"site {plan.site}  strategy {plan.strategy}",
+        f"  storage nets     {st['storage_nets']}",
+        f"  client classes   {st['client_classes']}",
+        f"  routes/client    {st['routes_per_client']['min']}-{st['routes_per_client']['max']}",
+        f"  router load      {st['router_load']['min']}-{st['router_load']['max']} "
+        "clients per router, summed over nets (priority 0)",
+    ]
+    if st.get("idle_routers"):
+        lines.append(f"  idle routers     {st['idle_routers']}")
+    if "total_hops" in st:
+        lines.append(f"  torus hops       {st['total_hops']} (client->chosen router, all sets)")
+    return lines
+
+
+@main.command()
+@click.argument("site", type=click.Path(exists=True, dir_okay=False))
+@STRATEGY_OPT
+@click.option("--out", "out", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="write plan.json here")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="json prints the plan on stdout")
+@handles_input_errors()
+def solve(site: str, strategy: str | None, out: str | None, fmt: str) -> None:
+    """Solve SITE into a routing plan; print a summary (or the plan with --format json)."""
+    from lnetgen.api import solve_site
+    from lnetgen.write import write_file
+
+    _site, plan, warnings = solve_site(site, strategy)
+    _print_diags(warnings)
+    if out:
+        write_file(out, plan.to_json())
+    if fmt == "json":
+        click.echo(plan.to_json(), nl=False)
+    else:
+        for line in _summary(plan):
+            click.echo(line)
+
+
+@main.command()
+@click.argument("site", type=click.Path(exists=True, dir_okay=False))
+@STRATEGY_OPT
+@click.option("--out", "-o", "out", type=click.Path(file_okay=False), default="out",
+              show_default=True, help="output directory (replaced atomically)")
+@click.option("--formats", "formats", default=None, metavar="LIST",
+              help="comma-separated emitters, or 'all' (default: every emitter; modprobe is "
+                   "skipped with a warning when a routes= string exceeds 1024 bytes)")
+@handles_input_errors()
+def generate(site: str, strategy: str | None, out: str, formats: str | None) -> None:
+    """Solve SITE and write everything a site deploys into --out."""
+    from lnetgen.api import generate as gen_fn
+    from lnetgen.api import write_output
+
+    gen = gen_fn(site, strategy, formats)
+    _print_diags(gen.warnings)
+    result = write_output(gen, out)
+    click.echo(f"{out}: {len(gen.files)} files ({len(result.written)} written, "
+               f"{len(result.unchanged)} unchanged, {len(result.removed)} removed); "
+               f"strategy {gen.plan.strategy}")
+    for fmt, reason in sorted(gen.skipped.items()):
+        click.echo(f"  {fmt}: skipped", err=True)
+        del reason

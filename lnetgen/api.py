@@ -1,0 +1,104 @@
+"""Library entry points on plain data: validate, solve, generate.  The CLI is a thin layer on
+top of these; nothing here prints."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from lnetgen import __version__
+from lnetgen.diagnostics import Diagnostic, InputError
+from lnetgen.emit import DEFAULT_FORMATS, REGISTRY, Context, OutFile
+from lnetgen.inventory import check, load_site
+from lnetgen.model import Site
+from lnetgen.plan import Plan
+from lnetgen.solve import solve as _solve
+from lnetgen.write import WriteResult, write_tree
+
+__all__ = ["Generated", "generate", "load_site", "render_files", "solve_site", "validate",
+           "write_output"]
+
+
+def validate(path: str) -> list[Diagnostic]:
+    """All diagnostics for an inventory (empty = valid without warnings)."""
+    return check(path)[1]
+
+
+def solve_site(path: str, strategy: str | None = None) -> tuple[Site, Plan, list[Diagnostic]]:
+    """Load, validate and solve; raises ``InputError`` on any error."""
+    site, warnings = load_site(path)
+    return site, _solve(site, strategy), warnings
+
+
+@dataclass
+class Generated:
+    site: Site
+    plan: Plan
+    files: list[OutFile]
+    warnings: list[Diagnostic] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # format -> reason
+
+
+def parse_formats(text: str | None) -> tuple[list[str], bool]:
+    """``--formats a,b`` -> (formats, explicit).  ``all`` means every registered format."""
+    if not text:
+        return list(DEFAULT_FORMATS), False
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if items == ["all"]:
+        return list(REGISTRY), True
+    unknown = [t for t in items if t not in REGISTRY]
+    if unknown:
+        raise InputError([Diagnostic("", 0, 0, "error", "E-USAGE", "$",
+                                     f"unknown format(s) {', '.join(unknown)}; known: "
+                                     f"{', '.join(REGISTRY)}")])
+    return [f for f in REGISTRY if f in items], True
+
+
+def render_files(site: Site, plan: Plan, formats: Sequence[str], explicit: bool) -> Generated:
+    """Run the emitters and add ``plan.json`` and ``manifest.json``."""
+    gen = Generated(site, plan, [])
+    for fmt in formats:
+        ctx = Context(plan, site, explicit=explicit)
+        files = REGISTRY[fmt](ctx)
+        gen.warnings.extend(ctx.warnings)
+        if not files:
+            gen.skipped[fmt] = "; ".join(w.message for w in ctx.warnings) or "nothing to emit"
+        gen.files.extend(files)
+    gen.files.append(OutFile("plan.json", plan.to_json(), "plan", "", "site"))
+    gen.files.append(_manifest(plan, gen.files, formats, gen.skipped))
+    return gen
+
+
+def _manifest(plan: Plan, files: list[OutFile], formats: Sequence[str],
+              skipped: dict[str, str]) -> OutFile:
+    doc = {
+        "lnetgen_version": __version__,
+        "site": plan.site,
+        "strategy": plan.strategy,
+        "inventory_digest": plan.inventory_digest,
+        "formats": {f: ({"status": "skipped", "reason": skipped[f]} if f in skipped
+                        else {"status": "written"}) for f in formats},
+        "files": [
+            {"path": f.path, "format": f.format, "role": f.role, "hosts": f.hosts,
+             "sha256": hashlib.sha256(f.content.encode()).hexdigest()}
+            for f in sorted(files, key=lambda f: f.path)
+        ],
+    }
+    return OutFile("manifest.json", json.dumps(doc, indent=1, sort_keys=True) + "\n", "manifest",
+                   "", "site")
+
+
+def generate(path: str, strategy: str | None = None, formats: str | None = None) -> Generated:
+    """Load, validate, solve and render; nothing is written."""
+    fmts, explicit = parse_formats(formats)
+    site, plan, warnings = solve_site(path, strategy)
+    gen = render_files(site, plan, fmts, explicit)
+    gen.warnings[:0] = warnings
+    return gen
+
+
+def write_output(gen: Generated, out: str) -> WriteResult:
+    """Write a generated tree atomically (see ``lnetgen.write``)."""
+    return write_tree(out, [(f.path, f.content) for f in gen.files])

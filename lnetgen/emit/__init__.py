@@ -1,0 +1,21 @@
+"""Emitters: one module per output format, registered in ``REGISTRY`` (name -> emit function).
+
+Adding a format touches one module and this table.  ``DEFAULT_FORMATS`` is what ``lnetgen
+generate`` writes without ``--formats``.
+"""
+
+from __future__ import annotations
+
+from lnetgen.emit import lnetctl, modprobe, opensm, routes  # noqa: I001
+from lnetgen.emit.base import Context, Emitter, OutFile
+
+REGISTRY: dict[str, Emitter] = {
+    lnetctl.FORMAT: lnetctl.emit,
+    modprobe.FORMAT: modprobe.emit,
+    opensm.FORMAT: opensm.emit,
+    routes.FORMAT: routes.emit,
+}
+
+DEFAULT_FORMATS: tuple[str, ...] = tuple(REGISTRY)
+
+__all__ = ["DEFAULT_FORMATS", "REGISTRY", "Context", "Emitter", "OutFile"]

@@ -1,0 +1,287 @@
+"""The solved plan: what every emitter renders, what diff compares and analysis reads.
+
+A ``Plan`` is immutable and serializes to ``plan.json`` (documented by
+``schemas/plan.schema.json``).  ``check_guarantees`` proves the fine-grained-routing guarantees
+on a plan; the solver runs it before returning, and the tests run it on every shipped site.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from lnetgen import nodes
+
+#: Net kinds in ``Network.kind``.
+CLIENT, STORAGE = "client", "storage"
+
+
+@dataclass(frozen=True, order=True)
+class Route:
+    """One route entry: to ``net`` through the single gateway NID ``gateway``."""
+
+    net: str
+    gateway: str
+    hop: int = 1
+    priority: int = 0
+    why: str = field(default="", compare=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"net": self.net, "gateway": self.gateway, "hop": self.hop,
+                             "priority": self.priority}
+        if self.why:
+            d["why"] = self.why
+        return d
+
+
+@dataclass(frozen=True)
+class Network:
+    name: str
+    kind: str  # client | storage
+    servers: tuple[str, ...] = ()
+    routers: tuple[str, ...] = ()  # routers with an interface on this net (primary + backup)
+    primary_routers: tuple[str, ...] = ()  # gateways used at priority 0
+    leaf: str = ""  # switch/leaf label of the servers (storage nets)
+    fs: str = ""
+    group: str = ""
+
+
+@dataclass(frozen=True)
+class Interface:
+    net: str
+    nid: str
+    interface: str
+
+
+@dataclass(frozen=True)
+class RouterPlan:
+    name: str
+    leaf: str
+    coords: tuple[int, int, int] | None
+    interfaces: tuple[Interface, ...]  # client side first, then storage nets by name
+
+    @property
+    def networks(self) -> tuple[str, ...]:
+        return tuple(i.net for i in self.interfaces)
+
+    def nid_on(self, net: str) -> str | None:
+        for i in self.interfaces:
+            if i.net == net:
+                return i.nid
+        return None
+
+
+@dataclass(frozen=True)
+class ServerPlan:
+    name: str
+    role: str
+    fs: str
+    nid: str
+    net: str
+    interface: str
+    leaf: str
+
+
+@dataclass(frozen=True)
+class ClientClass:
+    name: str
+    net: str  # the client net its members are on
+    interface: str
+    members: str  # folded node set
+    count: int
+    routes: tuple[Route, ...]
+
+
+@dataclass(frozen=True)
+class ServerRoutes:
+    servers: str  # folded node set
+    net: str  # the storage net these servers are on
+    routes: tuple[Route, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    site: str
+    strategy: str
+    lnetgen_version: str
+    inventory_digest: str
+    networks: tuple[Network, ...]
+    routers: tuple[RouterPlan, ...]
+    servers: tuple[ServerPlan, ...]
+    client_classes: tuple[ClientClass, ...]
+    server_routes: tuple[ServerRoutes, ...]
+    stats: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    # ------------------------------------------------------------------ lookups
+    def network(self, name: str) -> Network:
+        for n in self.networks:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+    def storage_nets(self) -> list[Network]:
+        return [n for n in self.networks if n.kind == STORAGE]
+
+    def client_nets(self) -> list[Network]:
+        return [n for n in self.networks if n.kind == CLIENT]
+
+    def router_by_nid(self) -> dict[str, RouterPlan]:
+        return {i.nid: r for r in self.routers for i in r.interfaces}
+
+    def routes_for_server(self) -> dict[str, tuple[Route, ...]]:
+        out: dict[str, tuple[Route, ...]] = {}
+        for sr in self.server_routes:
+            for name in nodes.expand(sr.servers):
+                out[name] = sr.routes
+        return out
+
+    # ------------------------------------------------------------------ JSON
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "site": self.site,
+            "strategy": self.strategy,
+            "lnetgen_version": self.lnetgen_version,
+            "inventory_digest": self.inventory_digest,
+            "networks": [
+                {"name": n.name, "kind": n.kind, "servers": list(n.servers),
+                 "routers": list(n.routers), "primary_routers": list(n.primary_routers),
+                 "leaf": n.leaf, "fs": n.fs, "group": n.group}
+                for n in self.networks
+            ],
+            "routers": [
+                {"name": r.name, "leaf": r.leaf,
+                 "coords": list(r.coords) if r.coords is not None else None,
+                 "networks": list(r.networks),
+                 "nids": [i.nid for i in r.interfaces],
+                 "interfaces": [{"net": i.net, "nid": i.nid, "interface": i.interface}
+                                for i in r.interfaces]}
+                for r in self.routers
+            ],
+            "servers": [
+                {"name": s.name, "role": s.role, "fs": s.fs, "nid": s.nid, "net": s.net,
+                 "interface": s.interface, "leaf": s.leaf}
+                for s in self.servers
+            ],
+            "client_classes": [
+                {"name": c.name, "net": c.net, "interface": c.interface, "members": c.members,
+                 "count": c.count, "routes": [r.as_dict() for r in c.routes]}
+                for c in self.client_classes
+            ],
+            "server_routes": [
+                {"servers": s.servers, "net": s.net, "routes": [r.as_dict() for r in s.routes]}
+                for s in self.server_routes
+            ],
+            "stats": self.stats,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Plan:
+        def routes(items: list[dict[str, Any]]) -> tuple[Route, ...]:
+            return tuple(Route(r["net"], r["gateway"], r.get("hop", -1), r.get("priority", 0),
+                               r.get("why", "")) for r in items)
+
+        return cls(
+            site=d["site"], strategy=d["strategy"], lnetgen_version=d["lnetgen_version"],
+            inventory_digest=d["inventory_digest"],
+            networks=tuple(Network(n["name"], n["kind"], tuple(n["servers"]),
+                                   tuple(n["routers"]), tuple(n.get("primary_routers", ())),
+                                   n.get("leaf", ""), n.get("fs", ""), n.get("group", ""))
+                           for n in d["networks"]),
+            routers=tuple(RouterPlan(r["name"], r["leaf"],
+                                     tuple(r["coords"]) if r.get("coords") else None,  # type: ignore[arg-type]
+                                     tuple(Interface(i["net"], i["nid"], i["interface"])
+                                           for i in r["interfaces"]))
+                          for r in d["routers"]),
+            servers=tuple(ServerPlan(s["name"], s["role"], s["fs"], s["nid"], s["net"],
+                                     s["interface"], s["leaf"]) for s in d["servers"]),
+            client_classes=tuple(ClientClass(c["name"], c["net"], c["interface"], c["members"],
+                                             c["count"], routes(c["routes"]))
+                                 for c in d["client_classes"]),
+            server_routes=tuple(ServerRoutes(s["servers"], s["net"], routes(s["routes"]))
+                                for s in d["server_routes"]),
+            stats=d.get("stats", {}),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Plan:
+        return cls.from_dict(json.loads(text))
+
+
+# ---------------------------------------------------------------------- guarantees
+
+
+def check_guarantees(plan: Plan, leaf_local: bool = True) -> list[str]:
+    """The fine-grained routing guarantees; returns one message per violation (empty = ok).
+
+    1. coverage: every class reaches every storage net at priority 0; every server reaches
+       every client net;
+    2. leaf locality (unless ``leaf_local`` is False, i.e. baseline): a priority-0 gateway to a
+       storage net sits on the leaf of that net's servers;
+    3. symmetry: servers of net N route back through exactly the routers clients use for N,
+       and every gateway has an interface on both nets;
+    4. every route has hop 1.
+    """
+    problems: list[str] = []
+    by_nid = plan.router_by_nid()
+    storage = {n.name: n for n in plan.storage_nets()}
+    client_nets = {n.name for n in plan.client_nets()}
+    router_leaf = {r.name: r.leaf for r in plan.routers}
+    server_leaf = {s.name: s.leaf for s in plan.servers}
+    client_gw: dict[str, set[str]] = defaultdict(set)  # storage net -> router names (any prio)
+    for cc in plan.client_classes:
+        prio0 = {r.net for r in cc.routes if r.priority == 0}
+        for net in storage:
+            if net not in prio0:
+                problems.append(f"coverage: class {cc.name} has no priority-0 route to {net}")
+        for r in cc.routes:
+            rp = by_nid.get(r.gateway)
+            if rp is None:
+                problems.append(f"class {cc.name}: gateway {r.gateway} is not a router NID")
+                continue
+            if r.hop != 1:
+                problems.append(f"hop: class {cc.name} route to {r.net} via {r.gateway} has "
+                                f"hop {r.hop}, not 1")
+            nets = set(rp.networks)
+            if r.net not in nets or cc.net not in nets:
+                problems.append(f"symmetry: gateway {rp.name} lacks an interface on "
+                                f"{r.net if r.net not in nets else cc.net}")
+            client_gw[r.net].add(rp.name)
+            if leaf_local and r.priority == 0 and r.net in storage:
+                bad = [s for s in storage[r.net].servers if server_leaf[s] != router_leaf[rp.name]]
+                if bad:
+                    problems.append(f"leaf locality: {rp.name} ({router_leaf[rp.name]}) is a "
+                                    f"priority-0 gateway to {r.net} but {bad[0]} is on "
+                                    f"{server_leaf[bad[0]]}")
+    served: set[str] = set()
+    for sr in plan.server_routes:
+        names = nodes.expand(sr.servers)
+        served.update(names)
+        got_nets = {r.net for r in sr.routes}
+        for cn in client_nets:
+            if cn not in got_nets:
+                problems.append(f"coverage: servers {sr.servers} have no route to {cn}")
+        gws = set()
+        for r in sr.routes:
+            rp = by_nid.get(r.gateway)
+            if rp is None:
+                problems.append(f"servers {sr.servers}: gateway {r.gateway} is not a router NID")
+                continue
+            if r.hop != 1:
+                problems.append(f"hop: servers {sr.servers} route via {r.gateway} has hop {r.hop}")
+            if sr.net not in rp.networks or r.net not in rp.networks:
+                problems.append(f"symmetry: gateway {rp.name} lacks an interface on {sr.net} "
+                                f"or {r.net}")
+            gws.add(rp.name)
+        if gws != client_gw.get(sr.net, set()):
+            extra = sorted(gws ^ client_gw.get(sr.net, set()))
+            problems.append(f"symmetry: servers on {sr.net} route back through a different router "
+                            f"set than clients use to reach it (differs in {nodes.fold(extra)})")
+    for s in plan.servers:
+        if s.name not in served:
+            problems.append(f"coverage: server {s.name} has no routes")
+    return problems

@@ -1,0 +1,283 @@
+"""Solve: a validated ``Site`` + a strategy name -> ``Plan``.
+
+The strategy designs storage nets (``NetSpec``); this module does what every layout shares:
+numbers the nets, gives routers their interfaces, folds clients with identical route tables
+into classes, writes the servers' routes back through the same routers, and proves the
+guarantees (``plan.check_guarantees``) before returning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+
+import numpy as np
+
+from lnetgen import __version__, nodes
+from lnetgen.diagnostics import Diagnostic
+from lnetgen.model import Router, Site
+from lnetgen.plan import (
+    CLIENT,
+    STORAGE,
+    ClientClass,
+    Interface,
+    Network,
+    Plan,
+    Route,
+    RouterPlan,
+    ServerPlan,
+    ServerRoutes,
+    check_guarantees,
+)
+from lnetgen.strategies import REGISTRY, NetSpec, SolveError
+from lnetgen.strategies.base import label, solve_error
+
+
+def strategy_names() -> list[str]:
+    return list(REGISTRY)
+
+
+def _number_nets(site: Site, specs: list[NetSpec]) -> list[str]:
+    """Storage net names: ``<lnd><fs.net_base + k>`` for a file system with a base, else
+    ``<lnd><storage_net_base + k>`` counting the remaining nets in order."""
+    lnd = site.strategy.storage_lnd
+    bases = {f.name: f.net_base for f in site.filesystems}
+    per_fs: dict[str, int] = defaultdict(int)
+    global_k = 0
+    names: list[str] = []
+    for spec in specs:
+        fs = spec.fs
+        if fs and bases.get(fs) is not None:
+            number = int(bases[fs]) + per_fs[fs]  # type: ignore[arg-type]
+            per_fs[fs] += 1
+        else:
+            number = site.strategy.storage_net_base + global_k
+            global_k += 1
+        if number > nodes.MAX_NET_NUMBER:
+            raise solve_error(site, "E-NET-RANGE",
+                              f"storage net number {number} for {spec.group} exceeds "
+                              f"{nodes.MAX_NET_NUMBER}; lower net_base/storage_net_base")
+        names.append(str(nodes.Net(lnd, number)))
+    seen: dict[str, int] = {}
+    client = {str(c.net) for c in site.client_nets}
+    for i, n in enumerate(names):
+        if n in seen:
+            raise solve_error(site, "E-NET-COLLIDE",
+                              f"storage nets of {specs[seen[n]].group} and {specs[i].group} are "
+                              f"both numbered {n}; space the file systems' net_base further apart")
+        if n in client:
+            raise solve_error(site, "E-NET-COLLIDE",
+                              f"storage net {n} ({specs[i].group}) is also a client net")
+        seen[n] = i
+    return names
+
+
+def solve(site: Site, strategy: str | None = None) -> Plan:
+    """Solve ``site`` with ``strategy`` (default: the inventory's ``strategy.default``).
+
+    Raises ``SolveError`` when the layout cannot be formed or a guarantee does not hold.
+    """
+    name = strategy or site.strategy.default
+    if name not in REGISTRY:
+        raise solve_error(site, "E-STRATEGY", f"unknown strategy {name!r} "
+                                              f"(known: {', '.join(REGISTRY)})")
+    strat = REGISTRY[name]
+    specs = strat.design(site)
+    net_names = _number_nets(site, specs)
+    clients = site.clients
+    client_net_names = [str(n) for n in clients.nets]
+
+    # ---- router interfaces: client side, then every storage net it serves or backs up
+    rnets: dict[str, list[str]] = defaultdict(list)
+    for spec, net in zip(specs, net_names, strict=True):
+        for r in (*spec.routers, *spec.backup):
+            if net not in rnets[r.name]:
+                rnets[r.name].append(net)
+    routers = tuple(
+        RouterPlan(
+            r.name, r.attach.label(), r.coords,
+            (Interface(str(r.client_net), r.client_nid, r.client_interface),
+             *(Interface(n, f"{r.storage_ip}@{n}", r.storage_interface)
+               for n in sorted(rnets[r.name], key=_net_key))),
+        )
+        for r in site.routers
+    )
+    rnid = {r.name: {i.net: i.nid for i in r.interfaces} for r in routers}
+
+    networks = [Network(n, CLIENT) for n in client_net_names]
+    server_plans: list[ServerPlan] = []
+    server_routes: list[ServerRoutes] = []
+    for spec, net in zip(specs, net_names, strict=True):
+        prim = spec.routers
+        networks.append(Network(
+            net, STORAGE, tuple(s.name for s in spec.servers),
+            tuple(_unique(r.name for r in (*prim, *spec.backup))),
+            tuple(r.name for r in prim),
+            label(spec.module) if spec.module else "", spec.fs, spec.group))
+        for s in spec.servers:
+            server_plans.append(ServerPlan(s.name, s.role, s.fs, f"{s.ip}@{net}", net,
+                                           s.interface, s.attach.label()))
+        # servers route back through exactly the routers clients use for this net
+        routes: list[Route] = []
+        for cnet in client_net_names:
+            used = _client_side_routers(spec, clients.net_index, client_net_names.index(cnet),
+                                        cnet)
+            for r in prim:
+                if r.name in used:
+                    routes.append(Route(cnet, rnid[r.name][net], 1, 0, spec.why))
+            for r in spec.backup:
+                if r.client_net == nodes.parse_net(cnet) and r not in prim:
+                    routes.append(Route(cnet, rnid[r.name][net], 1, spec.backup_priority,
+                                        "backup for " + spec.group))
+        server_routes.append(ServerRoutes(nodes.fold(s.name for s in spec.servers), net,
+                                          tuple(sorted(routes, key=_route_key))))
+
+    classes = _client_classes(site, specs, net_names, rnid)
+    plan = Plan(
+        site=site.name, strategy=name, lnetgen_version=__version__,
+        inventory_digest=site.digest,
+        networks=tuple(networks), routers=routers,
+        servers=tuple(sorted(server_plans, key=lambda s: s.name)),
+        client_classes=classes, server_routes=tuple(server_routes),
+        stats=_stats(site, specs, classes),
+    )
+    problems = check_guarantees(plan, leaf_local=strat.leaf_local)
+    if problems:
+        more = f" (and {len(problems) - 20} more)" if len(problems) > 20 else ""
+        raise SolveError([Diagnostic(site.file, 0, 0, "error", "E-GUARANTEE", "$", p)
+                          for p in problems[:20]] +
+                         ([Diagnostic(site.file, 0, 0, "error", "E-GUARANTEE", "$", more)]
+                          if more else []))
+    return plan
+
+
+def _client_side_routers(spec: NetSpec, net_index: np.ndarray, k: int,  # type: ignore[type-arg]
+                         cnet: str) -> set[str]:
+    """Names of the spec's primary routers that clients on client net ``k`` use."""
+    same = [r for r in spec.routers if str(r.client_net) == cnet]
+    return {r.name for r in same}
+
+
+def _client_classes(site: Site, specs: list[NetSpec], net_names: list[str],
+                    rnid: dict[str, dict[str, str]]) -> tuple[ClientClass, ...]:
+    clients = site.clients
+    n = len(clients)
+    chosen = [s for s in specs if s.choice is not None]
+    key = np.zeros((n, len(chosen) + 1), dtype=np.int32)
+    key[:, 0] = clients.net_index
+    for j, spec in enumerate(chosen):
+        key[:, j + 1] = spec.choice  # type: ignore[assignment]
+    uniq, inverse = np.unique(key, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    members: list[list[int]] = [[] for _ in range(len(uniq))]
+    for i, c in enumerate(inverse.tolist()):
+        members[c].append(i)
+    route_cache: dict[tuple[int, int, int], tuple[Route, ...]] = {}
+    out: list[ClientClass] = []
+    per_net_count = np.bincount(uniq[:, 0], minlength=len(clients.nets))
+    for c, row in enumerate(uniq.tolist()):
+        k = row[0]
+        cnet = clients.nets[k]
+        cnet_s = str(cnet)
+        routes: list[Route] = []
+        j = 0
+        for si, (spec, net) in enumerate(zip(specs, net_names, strict=True)):
+            pick = row[j + 1] if spec.choice is not None else -1
+            if spec.choice is not None:
+                j += 1
+            ck = (si, k, pick)
+            if ck not in route_cache:
+                route_cache[ck] = tuple(_spec_routes(spec, net, cnet_s, pick, rnid))
+            routes.extend(route_cache[ck])
+        routes.sort(key=_route_key)
+        if per_net_count[k] == 1:
+            name = f"clients-{cnet_s}"
+        else:
+            digest = hashlib.sha256(
+                "\n".join(f"{r.net} {r.gateway} {r.hop} {r.priority}" for r in routes).encode()
+            ).hexdigest()[:8]
+            name = f"clients-{cnet_s}-{digest}"
+        names = [clients.names[i] for i in members[c]]
+        out.append(ClientClass(name, cnet_s, clients.interfaces[k], nodes.fold(names),
+                               len(names), tuple(routes)))
+    out.sort(key=lambda cc: (cc.net, cc.name))
+    return tuple(out)
+
+
+def _spec_routes(spec: NetSpec, net: str, cnet: str, pick: int,
+                 rnid: dict[str, dict[str, str]]) -> list[Route]:
+    routes = []
+    usable = [r for r in spec.routers if str(r.client_net) == cnet]
+    for idx, r in enumerate(spec.routers):
+        if str(r.client_net) != cnet:
+            continue
+        gw = rnid[r.name][cnet]
+        if pick < 0 or idx == pick:
+            routes.append(Route(net, gw, 1, 0, spec.why))
+        else:
+            routes.append(Route(net, gw, 1, spec.set_backup_priority,
+                                f"alternate router of {spec.group}"))
+    del usable
+    for r in spec.backup:
+        if str(r.client_net) == cnet and r not in spec.routers:
+            routes.append(Route(net, rnid[r.name][cnet], 1, spec.backup_priority,
+                                f"backup group for {spec.group}"))
+    return routes
+
+
+def _stats(site: Site, specs: list[NetSpec], classes: tuple[ClientClass, ...]) -> dict[str, object]:
+    """Summary figures: nets, classes, routes per client, and router load as the expected
+    number of clients a router carries, summed over nets (a client that LNet balances over k
+    priority-0 gateways counts 1/k for each)."""
+    from lnetgen import topology
+
+    load: dict[str, float] = {r.name: 0.0 for r in site.routers}
+    n = len(site.clients)
+    hops_total = 0
+    for spec in specs:
+        if spec.choice is not None:
+            counts = np.bincount(spec.choice, minlength=len(spec.routers))
+            for r, c in zip(spec.routers, counts.tolist(), strict=True):
+                load[r.name] += c
+            if site.torus is not None:
+                coords = np.asarray([r.coords for r in spec.routers], dtype=np.int64)
+                hops = np.asarray(topology.torus_hops(site.clients.coords, coords,
+                                                      site.torus.dims))
+                hops_total += int(hops[np.arange(n), spec.choice].sum())
+        else:
+            for r in spec.routers:
+                load[r.name] += n / len(spec.routers)
+    serving = [v for v in load.values() if v > 0]
+    routes_per_client = [len(c.routes) for c in classes]
+    stats: dict[str, object] = {
+        "storage_nets": len(specs),
+        "client_classes": len(classes),
+        "routes_per_client": {"min": min(routes_per_client, default=0),
+                              "max": max(routes_per_client, default=0)},
+        "router_load": {"min": round(min(serving, default=0), 3),
+                        "max": round(max(serving, default=0), 3)},
+        "idle_routers": len(load) - len(serving),
+    }
+    if hops_total:
+        stats["total_hops"] = hops_total
+    return stats
+
+
+def _route_key(r: Route) -> tuple[object, ...]:
+    return (_net_key(r.net), r.priority, nodes.parse_nid(r.gateway).sort_key())
+
+
+def _net_key(net: str) -> tuple[str, int]:
+    n = nodes.parse_net(net)
+    return (n.lnd, n.number)
+
+
+def _unique(items: object) -> list[str]:
+    seen: list[str] = []
+    for x in items:  # type: ignore[attr-defined]
+        if x not in seen:
+            seen.append(x)
+    return seen
+
+
+__all__ = ["Router", "SolveError", "solve", "strategy_names"]

@@ -1,0 +1,66 @@
+"""nearest-neighbor: one storage LNet per leaf module; per set, each client uses the router
+nearest to it (torus hops with wrap-around, seed 000 §5; fabric hops on a fat-tree client
+side), under static load balancing: no router serves more than ceil(clients/routers) clients.
+
+Among all balanced assignments the total hop count is minimal: each set is an exact min-cost
+transportation problem (``lnetgen.transport``), solved deterministically.  As in round-robin,
+the set's other routers stay at priority 1 for failover.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from lnetgen.model import Router, Site
+from lnetgen.strategies.base import NetSpec, Strategy, label, modules, solve_error
+from lnetgen.strategies.round_robin import routers_by_net
+
+NAME = "nearest-neighbor"
+
+
+def hop_costs(site: Site, client_idx: np.ndarray, routers: list[Router]) -> np.ndarray:  # type: ignore[type-arg]
+    """(clients x routers) hop counts from each client to each router."""
+    from lnetgen import topology
+
+    if site.torus is not None:
+        coords = np.asarray([r.coords for r in routers], dtype=np.int64)
+        return np.asarray(topology.torus_hops(site.clients.coords[client_idx], coords,
+                                              site.torus.dims))
+    leaves = site.clients.leaves
+    if leaves:
+        rl = []
+        for r in routers:
+            m = r.client_attach.module if r.client_attach is not None else None
+            rl.append(leaves.index(m) if m in leaves else -2)
+        return np.asarray(topology.fat_tree_hops(site.clients.leaf[client_idx][:, None],
+                                                 np.asarray(rl)[None, :]))
+    raise solve_error(site, "E-STRATEGY",
+                      "nearest-neighbor needs a client topology (a torus or a fat-tree) to "
+                      "measure distances")
+
+
+def design(site: Site) -> list[NetSpec]:
+    from lnetgen import transport  # scipy is imported only when this layout is used
+
+    net = site.clients.net_index
+    specs: list[NetSpec] = []
+    for module, servers, routers in modules(site):
+        choice = np.zeros(len(net), dtype=np.int32)
+        for k, idx in routers_by_net(site, routers).items():
+            members = np.nonzero(net == k)[0]
+            if not idx or not len(members):
+                continue
+            sub = [routers[j] for j in idx]
+            cost = hop_costs(site, members, sub)
+            cap = np.full(len(sub), math.ceil(len(members) / len(sub)), dtype=np.int64)
+            pick = transport.assign(cost, cap)
+            choice[members] = np.asarray(idx, dtype=np.int32)[pick]
+        specs.append(NetSpec(servers, routers, module, group=label(module), choice=choice,
+                             why=f"nearest router of {label(module)} (balanced, minimal hops)"))
+    return specs
+
+
+STRATEGY = Strategy(NAME, "one LNet per leaf module; each client uses the nearest router "
+                          "(exact min-cost balanced assignment)", design)
