@@ -1,5 +1,8 @@
 """The ``lnetgen`` command: parses options, calls the library, prints, sets exit codes.
 
+This package is the only place that imports click or prints; one module per command family
+(``diff``, ``analyze``, ``fabric``, ``report``) registers itself at the end of this file.
+
 Exit codes (like diff(1)): 0 ok; 1 findings (invalid inventory, drift, failed checks);
 2 usage or input error.  This is the only module that imports click or prints.
 """
@@ -7,43 +10,19 @@ Exit codes (like diff(1)): 0 ok; 1 findings (invalid inventory, drift, failed ch
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable
-from functools import wraps
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
 from lnetgen import __version__
-from lnetgen.diagnostics import Diagnostic, InputError, errors, to_json
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
-
-
-def _print_diags(diags: Iterable[Diagnostic], err: bool = True) -> None:
-    for d in diags:
-        click.echo(d.format(), err=err)
-
-
-def handles_input_errors(code: int = EXIT_FINDINGS) -> Callable[[F], F]:
-    """Turn an ``InputError`` into its diagnostics on stderr and exit ``code``."""
-
-    def deco(fn: F) -> F:
-        @wraps(fn)
-        def inner(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return fn(*args, **kwargs)
-            except InputError as exc:
-                _print_diags(exc.diagnostics)
-                n = len(errors(exc.diagnostics))
-                click.echo(f"lnetgen: {n} error(s); nothing written", err=True)
-                sys.exit(code)
-
-        return inner  # type: ignore[return-value]
-
-    return deco
-
+from lnetgen.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    STRATEGY_OPT,
+    handles_input_errors,
+)
+from lnetgen.cli.common import print_diags as _print_diags
+from lnetgen.diagnostics import errors, to_json
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="lnetgen")
@@ -86,11 +65,6 @@ def schema(which: str | None) -> None:
 
     click.echo(schema_text("plan.schema.json" if which == "plan" else "site.schema.json"),
                nl=False)
-
-
-STRATEGY_OPT = click.option("--strategy", "-s", default=None, metavar="NAME",
-                            help="layout (see `lnetgen strategies`); default: the inventory's "
-                                 "strategy.default")
 
 
 @main.command()

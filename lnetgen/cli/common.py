@@ -1,0 +1,45 @@
+"""Helpers shared by the command modules: diagnostics printing and exit codes."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from functools import wraps
+from typing import Any, TypeVar
+
+import click
+
+from lnetgen.diagnostics import Diagnostic, InputError, errors
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
+
+
+def print_diags(diags: Iterable[Diagnostic], err: bool = True) -> None:
+    for d in diags:
+        click.echo(d.format(), err=err)
+
+
+def handles_input_errors(code: int = EXIT_FINDINGS) -> Callable[[F], F]:
+    """Turn an ``InputError`` into its diagnostics on stderr and exit ``code``."""
+
+    def deco(fn: F) -> F:
+        @wraps(fn)
+        def inner(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except InputError as exc:
+                print_diags(exc.diagnostics)
+                n = len(errors(exc.diagnostics))
+                click.echo(f"lnetgen: {n} error(s); nothing written", err=True)
+                sys.exit(code)
+
+        return inner  # type: ignore[return-value]
+
+    return deco
+
+
+STRATEGY_OPT = click.option("--strategy", "-s", default=None, metavar="NAME",
+                            help="layout (see `lnetgen strategies`); default: the inventory's "
+                                 "strategy.default")
