@@ -232,13 +232,19 @@ def check_guarantees(plan: Plan, leaf_local: bool = True) -> list[str]:
     client_nets = {n.name for n in plan.client_nets()}
     router_leaf = {r.name: r.leaf for r in plan.routers}
     server_leaf = {s.name: s.leaf for s in plan.servers}
+    rnets = {r.name: set(r.networks) for r in plan.routers}
     client_gw: dict[str, set[str]] = defaultdict(set)  # storage net -> router names (any prio)
+    checked: set[tuple[int, str]] = set()  # route tables share Route objects; check each once
     for cc in plan.client_classes:
         prio0 = {r.net for r in cc.routes if r.priority == 0}
         for net in storage:
             if net not in prio0:
                 problems.append(f"coverage: class {cc.name} has no priority-0 route to {net}")
         for r in cc.routes:
+            key = (id(r), cc.net)
+            if key in checked:
+                continue
+            checked.add(key)
             rp = by_nid.get(r.gateway)
             if rp is None:
                 problems.append(f"class {cc.name}: gateway {r.gateway} is not a router NID")
@@ -246,7 +252,7 @@ def check_guarantees(plan: Plan, leaf_local: bool = True) -> list[str]:
             if r.hop != 1:
                 problems.append(f"hop: class {cc.name} route to {r.net} via {r.gateway} has "
                                 f"hop {r.hop}, not 1")
-            nets = set(rp.networks)
+            nets = rnets[rp.name]
             if r.net not in nets or cc.net not in nets:
                 problems.append(f"symmetry: gateway {rp.name} lacks an interface on "
                                 f"{r.net if r.net not in nets else cc.net}")

@@ -173,6 +173,14 @@ def _client_classes(site: Site, specs: list[NetSpec], net_names: list[str],
     for i, c in enumerate(inverse.tolist()):
         members[c].append(i)
     route_cache: dict[tuple[int, int, int], tuple[Route, ...]] = {}
+    # visit specs in net order so that each class's table comes out sorted without a sort
+    col = {}
+    j = 0
+    for si, spec in enumerate(specs):
+        if spec.choice is not None:
+            col[si] = j + 1
+            j += 1
+    order = sorted(range(len(specs)), key=lambda si: _net_key(net_names[si]))
     out: list[ClientClass] = []
     per_net_count = np.bincount(uniq[:, 0], minlength=len(clients.nets))
     for c, row in enumerate(uniq.tolist()):
@@ -180,16 +188,15 @@ def _client_classes(site: Site, specs: list[NetSpec], net_names: list[str],
         cnet = clients.nets[k]
         cnet_s = str(cnet)
         routes: list[Route] = []
-        j = 0
-        for si, (spec, net) in enumerate(zip(specs, net_names, strict=True)):
-            pick = row[j + 1] if spec.choice is not None else -1
-            if spec.choice is not None:
-                j += 1
+        for si in order:
+            spec = specs[si]
+            pick = row[col[si]] if si in col else -1
             ck = (si, k, pick)
-            if ck not in route_cache:
-                route_cache[ck] = tuple(_spec_routes(spec, net, cnet_s, pick, rnid))
-            routes.extend(route_cache[ck])
-        routes.sort(key=_route_key)
+            cached = route_cache.get(ck)
+            if cached is None:
+                cached = route_cache[ck] = tuple(sorted(
+                    _spec_routes(spec, net_names[si], cnet_s, pick, rnid), key=_route_key))
+            routes.extend(cached)
         if per_net_count[k] == 1:
             name = f"clients-{cnet_s}"
         else:

@@ -9,8 +9,9 @@ of M, and routers (inventory order) into groups of N for each server group.  A l
 counts do not divide exactly is an error naming the leaf and the counts.
 
 Backup pairing ``next``: the next group (cyclically, in plan order) of the same file system and
-role on a different leaf/switch; if there is none, the next group of any kind on a different
-leaf; if the site has a single leaf, no backup.  ``none`` disables backups.
+role on a different leaf/switch of the same fabric; if there is none, the next group of any kind
+on a different leaf of that fabric; if there is none either (a fabric with a single leaf), the
+group has no backup.  ``none`` disables backups.
 """
 
 from __future__ import annotations
@@ -58,25 +59,28 @@ def design(site: Site) -> list[NetSpec]:
     if problems:
         raise solve_error(site, "E-GROUPS", "; ".join(problems))
     if params.backup == "next":
+        fabric = {sw.name: f.name for f in site.fabrics for sw in f.switches}
         for i, spec in enumerate(specs):
-            backup = _next_group(specs, i)
+            backup = _next_group(specs, i, fabric)
             if backup is not None:
                 spec.backup = list(backup.routers)
                 spec.why += f"; backup {backup.group}"
     return specs
 
 
-def _next_group(specs: list[NetSpec], i: int) -> NetSpec | None:
+def _next_group(specs: list[NetSpec], i: int, fabric: dict[str, str]) -> NetSpec | None:
+    """The backup for group ``i``: on another leaf of the same fabric (a router on another
+    fabric could not reach the servers), preferring the same file system and role."""
     me = specs[i]
+    assert me.module is not None
     role = me.servers[0].role
-    order = specs[i + 1:] + specs[:i]
+    home = fabric[me.module[0]]
+    order = [c for c in specs[i + 1:] + specs[:i]
+             if c.module is not None and c.module != me.module and fabric[c.module[0]] == home]
     for cand in order:
-        if cand.module != me.module and cand.fs == me.fs and cand.servers[0].role == role:
+        if cand.fs == me.fs and cand.servers[0].role == role:
             return cand
-    for cand in order:
-        if cand.module != me.module:
-            return cand
-    return None
+    return order[0] if order else None
 
 
 STRATEGY = Strategy(NAME, "N routers + M servers per LNet group on one leaf/TOR (default 4:3) "
