@@ -17,8 +17,15 @@ from lnetgen.plan import Plan
 from lnetgen.solve import solve as _solve
 from lnetgen.write import WriteResult, write_tree
 
-__all__ = ["Generated", "generate", "load_site", "render_files", "solve_site", "validate",
-           "write_output"]
+__all__ = [
+    "Generated",
+    "generate",
+    "load_site",
+    "render_files",
+    "solve_site",
+    "validate",
+    "write_output",
+]
 
 
 def validate(path: str) -> list[Diagnostic]:
@@ -50,9 +57,19 @@ def parse_formats(text: str | None) -> tuple[list[str], bool]:
         return list(REGISTRY), True
     unknown = [t for t in items if t not in REGISTRY]
     if unknown:
-        raise InputError([Diagnostic("", 0, 0, "error", "E-USAGE", "$",
-                                     f"unknown format(s) {', '.join(unknown)}; known: "
-                                     f"{', '.join(REGISTRY)}")])
+        raise InputError(
+            [
+                Diagnostic(
+                    "",
+                    0,
+                    0,
+                    "error",
+                    "E-USAGE",
+                    "$",
+                    f"unknown format(s) {', '.join(unknown)}; known: {', '.join(REGISTRY)}",
+                )
+            ]
+        )
     return [f for f in REGISTRY if f in items], True
 
 
@@ -71,23 +88,36 @@ def render_files(site: Site, plan: Plan, formats: Sequence[str], explicit: bool)
     return gen
 
 
-def _manifest(plan: Plan, files: list[OutFile], formats: Sequence[str],
-              skipped: dict[str, str]) -> OutFile:
+def _manifest(
+    plan: Plan, files: list[OutFile], formats: Sequence[str], skipped: dict[str, str]
+) -> OutFile:
     doc = {
         "lnetgen_version": __version__,
         "site": plan.site,
         "strategy": plan.strategy,
         "inventory_digest": plan.inventory_digest,
-        "formats": {f: ({"status": "skipped", "reason": skipped[f]} if f in skipped
-                        else {"status": "written"}) for f in formats},
+        "formats": {
+            f: (
+                {"status": "skipped", "reason": skipped[f]}
+                if f in skipped
+                else {"status": "written"}
+            )
+            for f in formats
+        },
         "files": [
-            {"path": f.path, "format": f.format, "role": f.role, "hosts": f.hosts,
-             "sha256": hashlib.sha256(f.content.encode()).hexdigest()}
+            {
+                "path": f.path,
+                "format": f.format,
+                "role": f.role,
+                "hosts": f.hosts,
+                "sha256": hashlib.sha256(f.content.encode()).hexdigest(),
+            }
             for f in sorted(files, key=lambda f: f.path)
         ],
     }
-    return OutFile("manifest.json", json.dumps(doc, indent=1, sort_keys=True) + "\n", "manifest",
-                   "", "site")
+    return OutFile(
+        "manifest.json", json.dumps(doc, indent=1, sort_keys=True) + "\n", "manifest", "", "site"
+    )
 
 
 def generate(path: str, strategy: str | None = None, formats: str | None = None) -> Generated:

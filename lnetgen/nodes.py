@@ -112,10 +112,11 @@ def _runs(numbers: list[str]) -> str | None:
     values = sorted({int(n) for n in numbers})
     parts = []
     start = prev = values[0]
-    for v in values[1:] + [-2]:
+    for v in [*values[1:], -2]:
         if v != prev + 1:
-            parts.append(f"{start:0{width}d}" if start == prev
-                         else f"{start:0{width}d}-{prev:0{width}d}")
+            parts.append(
+                f"{start:0{width}d}" if start == prev else f"{start:0{width}d}-{prev:0{width}d}"
+            )
             start = v
         prev = v
     return ",".join(parts)
@@ -182,7 +183,7 @@ def _split_top(folded: str) -> list[str]:
 
 
 def from_ansible(pattern: str) -> str:
-    """Ansible ``nid[00001:00010]`` -> ClusterShell ``nid[00001-00010]`` (single range per bracket)."""
+    """Ansible ``nid[00001:00010]`` -> ClusterShell ``nid[00001-00010]`` (one range a bracket)."""
     return re.sub(r"\[([0-9a-z]+):([0-9a-z]+)\]", r"[\1-\2]", pattern)
 
 

@@ -29,8 +29,12 @@ class Route:
     why: str = field(default="", compare=False)
 
     def as_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"net": self.net, "gateway": self.gateway, "hop": self.hop,
-                             "priority": self.priority}
+        d: dict[str, Any] = {
+            "net": self.net,
+            "gateway": self.gateway,
+            "hop": self.hop,
+            "priority": self.priority,
+        }
         if self.why:
             d["why"] = self.why
         return d
@@ -145,28 +149,52 @@ class Plan:
             "lnetgen_version": self.lnetgen_version,
             "inventory_digest": self.inventory_digest,
             "networks": [
-                {"name": n.name, "kind": n.kind, "servers": list(n.servers),
-                 "routers": list(n.routers), "primary_routers": list(n.primary_routers),
-                 "leaf": n.leaf, "fs": n.fs, "group": n.group}
+                {
+                    "name": n.name,
+                    "kind": n.kind,
+                    "servers": list(n.servers),
+                    "routers": list(n.routers),
+                    "primary_routers": list(n.primary_routers),
+                    "leaf": n.leaf,
+                    "fs": n.fs,
+                    "group": n.group,
+                }
                 for n in self.networks
             ],
             "routers": [
-                {"name": r.name, "leaf": r.leaf,
-                 "coords": list(r.coords) if r.coords is not None else None,
-                 "networks": list(r.networks),
-                 "nids": [i.nid for i in r.interfaces],
-                 "interfaces": [{"net": i.net, "nid": i.nid, "interface": i.interface}
-                                for i in r.interfaces]}
+                {
+                    "name": r.name,
+                    "leaf": r.leaf,
+                    "coords": list(r.coords) if r.coords is not None else None,
+                    "networks": list(r.networks),
+                    "nids": [i.nid for i in r.interfaces],
+                    "interfaces": [
+                        {"net": i.net, "nid": i.nid, "interface": i.interface} for i in r.interfaces
+                    ],
+                }
                 for r in self.routers
             ],
             "servers": [
-                {"name": s.name, "role": s.role, "fs": s.fs, "nid": s.nid, "net": s.net,
-                 "interface": s.interface, "leaf": s.leaf}
+                {
+                    "name": s.name,
+                    "role": s.role,
+                    "fs": s.fs,
+                    "nid": s.nid,
+                    "net": s.net,
+                    "interface": s.interface,
+                    "leaf": s.leaf,
+                }
                 for s in self.servers
             ],
             "client_classes": [
-                {"name": c.name, "net": c.net, "interface": c.interface, "members": c.members,
-                 "count": c.count, "routes": [r.as_dict() for r in c.routes]}
+                {
+                    "name": c.name,
+                    "net": c.net,
+                    "interface": c.interface,
+                    "members": c.members,
+                    "count": c.count,
+                    "routes": [r.as_dict() for r in c.routes],
+                }
                 for c in self.client_classes
             ],
             "server_routes": [
@@ -182,28 +210,61 @@ class Plan:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Plan:
         def routes(items: list[dict[str, Any]]) -> tuple[Route, ...]:
-            return tuple(Route(r["net"], r["gateway"], r.get("hop", -1), r.get("priority", 0),
-                               r.get("why", "")) for r in items)
+            return tuple(
+                Route(
+                    r["net"], r["gateway"], r.get("hop", -1), r.get("priority", 0), r.get("why", "")
+                )
+                for r in items
+            )
 
         return cls(
-            site=d["site"], strategy=d["strategy"], lnetgen_version=d["lnetgen_version"],
+            site=d["site"],
+            strategy=d["strategy"],
+            lnetgen_version=d["lnetgen_version"],
             inventory_digest=d["inventory_digest"],
-            networks=tuple(Network(n["name"], n["kind"], tuple(n["servers"]),
-                                   tuple(n["routers"]), tuple(n.get("primary_routers", ())),
-                                   n.get("leaf", ""), n.get("fs", ""), n.get("group", ""))
-                           for n in d["networks"]),
-            routers=tuple(RouterPlan(r["name"], r["leaf"],
-                                     tuple(r["coords"]) if r.get("coords") else None,  # type: ignore[arg-type]
-                                     tuple(Interface(i["net"], i["nid"], i["interface"])
-                                           for i in r["interfaces"]))
-                          for r in d["routers"]),
-            servers=tuple(ServerPlan(s["name"], s["role"], s["fs"], s["nid"], s["net"],
-                                     s["interface"], s["leaf"]) for s in d["servers"]),
-            client_classes=tuple(ClientClass(c["name"], c["net"], c["interface"], c["members"],
-                                             c["count"], routes(c["routes"]))
-                                 for c in d["client_classes"]),
-            server_routes=tuple(ServerRoutes(s["servers"], s["net"], routes(s["routes"]))
-                                for s in d["server_routes"]),
+            networks=tuple(
+                Network(
+                    n["name"],
+                    n["kind"],
+                    tuple(n["servers"]),
+                    tuple(n["routers"]),
+                    tuple(n.get("primary_routers", ())),
+                    n.get("leaf", ""),
+                    n.get("fs", ""),
+                    n.get("group", ""),
+                )
+                for n in d["networks"]
+            ),
+            routers=tuple(
+                RouterPlan(
+                    r["name"],
+                    r["leaf"],
+                    tuple(r["coords"]) if r.get("coords") else None,
+                    tuple(Interface(i["net"], i["nid"], i["interface"]) for i in r["interfaces"]),
+                )
+                for r in d["routers"]
+            ),
+            servers=tuple(
+                ServerPlan(
+                    s["name"], s["role"], s["fs"], s["nid"], s["net"], s["interface"], s["leaf"]
+                )
+                for s in d["servers"]
+            ),
+            client_classes=tuple(
+                ClientClass(
+                    c["name"],
+                    c["net"],
+                    c["interface"],
+                    c["members"],
+                    c["count"],
+                    routes(c["routes"]),
+                )
+                for c in d["client_classes"]
+            ),
+            server_routes=tuple(
+                ServerRoutes(s["servers"], s["net"], routes(s["routes"]))
+                for s in d["server_routes"]
+            ),
             stats=d.get("stats", {}),
         )
 
@@ -250,19 +311,24 @@ def check_guarantees(plan: Plan, leaf_local: bool = True) -> list[str]:
                 problems.append(f"class {cc.name}: gateway {r.gateway} is not a router NID")
                 continue
             if r.hop != 1:
-                problems.append(f"hop: class {cc.name} route to {r.net} via {r.gateway} has "
-                                f"hop {r.hop}, not 1")
+                problems.append(
+                    f"hop: class {cc.name} route to {r.net} via {r.gateway} has hop {r.hop}, not 1"
+                )
             nets = rnets[rp.name]
             if r.net not in nets or cc.net not in nets:
-                problems.append(f"symmetry: gateway {rp.name} lacks an interface on "
-                                f"{r.net if r.net not in nets else cc.net}")
+                problems.append(
+                    f"symmetry: gateway {rp.name} lacks an interface on "
+                    f"{r.net if r.net not in nets else cc.net}"
+                )
             client_gw[r.net].add(rp.name)
             if leaf_local and r.priority == 0 and r.net in storage:
                 bad = [s for s in storage[r.net].servers if server_leaf[s] != router_leaf[rp.name]]
                 if bad:
-                    problems.append(f"leaf locality: {rp.name} ({router_leaf[rp.name]}) is a "
-                                    f"priority-0 gateway to {r.net} but {bad[0]} is on "
-                                    f"{server_leaf[bad[0]]}")
+                    problems.append(
+                        f"leaf locality: {rp.name} ({router_leaf[rp.name]}) is a "
+                        f"priority-0 gateway to {r.net} but {bad[0]} is on "
+                        f"{server_leaf[bad[0]]}"
+                    )
     served: set[str] = set()
     for sr in plan.server_routes:
         names = nodes.expand(sr.servers)
@@ -280,13 +346,16 @@ def check_guarantees(plan: Plan, leaf_local: bool = True) -> list[str]:
             if r.hop != 1:
                 problems.append(f"hop: servers {sr.servers} route via {r.gateway} has hop {r.hop}")
             if sr.net not in rp.networks or r.net not in rp.networks:
-                problems.append(f"symmetry: gateway {rp.name} lacks an interface on {sr.net} "
-                                f"or {r.net}")
+                problems.append(
+                    f"symmetry: gateway {rp.name} lacks an interface on {sr.net} or {r.net}"
+                )
             gws.add(rp.name)
         if gws != client_gw.get(sr.net, set()):
             extra = sorted(gws ^ client_gw.get(sr.net, set()))
-            problems.append(f"symmetry: servers on {sr.net} route back through a different router "
-                            f"set than clients use to reach it (differs in {nodes.fold(extra)})")
+            problems.append(
+                f"symmetry: servers on {sr.net} route back through a different router "
+                f"set than clients use to reach it (differs in {nodes.fold(extra)})"
+            )
     for s in plan.servers:
         if s.name not in served:
             problems.append(f"coverage: server {s.name} has no routes")

@@ -54,20 +54,27 @@ def _number_nets(site: Site, specs: list[NetSpec]) -> list[str]:
             number = site.strategy.storage_net_base + global_k
             global_k += 1
         if number > nodes.MAX_NET_NUMBER:
-            raise solve_error(site, "E-NET-RANGE",
-                              f"storage net number {number} for {spec.group} exceeds "
-                              f"{nodes.MAX_NET_NUMBER}; lower net_base/storage_net_base")
+            raise solve_error(
+                site,
+                "E-NET-RANGE",
+                f"storage net number {number} for {spec.group} exceeds "
+                f"{nodes.MAX_NET_NUMBER}; lower net_base/storage_net_base",
+            )
         names.append(str(nodes.Net(lnd, number)))
     seen: dict[str, int] = {}
     client = {str(c.net) for c in site.client_nets}
     for i, n in enumerate(names):
         if n in seen:
-            raise solve_error(site, "E-NET-COLLIDE",
-                              f"storage nets of {specs[seen[n]].group} and {specs[i].group} are "
-                              f"both numbered {n}; space the file systems' net_base further apart")
+            raise solve_error(
+                site,
+                "E-NET-COLLIDE",
+                f"storage nets of {specs[seen[n]].group} and {specs[i].group} are "
+                f"both numbered {n}; space the file systems' net_base further apart",
+            )
         if n in client:
-            raise solve_error(site, "E-NET-COLLIDE",
-                              f"storage net {n} ({specs[i].group}) is also a client net")
+            raise solve_error(
+                site, "E-NET-COLLIDE", f"storage net {n} ({specs[i].group}) is also a client net"
+            )
         seen[n] = i
     return names
 
@@ -79,8 +86,9 @@ def solve(site: Site, strategy: str | None = None) -> Plan:
     """
     name = strategy or site.strategy.default
     if name not in REGISTRY:
-        raise solve_error(site, "E-STRATEGY", f"unknown strategy {name!r} "
-                                              f"(known: {', '.join(REGISTRY)})")
+        raise solve_error(
+            site, "E-STRATEGY", f"unknown strategy {name!r} (known: {', '.join(REGISTRY)})"
+        )
     strat = REGISTRY[name]
     specs = strat.design(site)
     net_names = _number_nets(site, specs)
@@ -95,10 +103,16 @@ def solve(site: Site, strategy: str | None = None) -> Plan:
                 rnets[r.name].append(net)
     routers = tuple(
         RouterPlan(
-            r.name, r.attach.label(), r.coords,
-            (Interface(str(r.client_net), r.client_nid, r.client_interface),
-             *(Interface(n, f"{r.storage_ip}@{n}", r.storage_interface)
-               for n in sorted(rnets[r.name], key=_net_key))),
+            r.name,
+            r.attach.label(),
+            r.coords,
+            (
+                Interface(str(r.client_net), r.client_nid, r.client_interface),
+                *(
+                    Interface(n, f"{r.storage_ip}@{n}", r.storage_interface)
+                    for n in sorted(rnets[r.name], key=_net_key)
+                ),
+            ),
         )
         for r in site.routers
     )
@@ -109,57 +123,85 @@ def solve(site: Site, strategy: str | None = None) -> Plan:
     server_routes: list[ServerRoutes] = []
     for spec, net in zip(specs, net_names, strict=True):
         prim = spec.routers
-        networks.append(Network(
-            net, STORAGE, tuple(s.name for s in spec.servers),
-            tuple(_unique(r.name for r in (*prim, *spec.backup))),
-            tuple(r.name for r in prim),
-            label(spec.module) if spec.module else "", spec.fs, spec.group))
+        networks.append(
+            Network(
+                net,
+                STORAGE,
+                tuple(s.name for s in spec.servers),
+                tuple(_unique(r.name for r in (*prim, *spec.backup))),
+                tuple(r.name for r in prim),
+                label(spec.module) if spec.module else "",
+                spec.fs,
+                spec.group,
+            )
+        )
         for s in spec.servers:
-            server_plans.append(ServerPlan(s.name, s.role, s.fs, f"{s.ip}@{net}", net,
-                                           s.interface, s.attach.label()))
+            server_plans.append(
+                ServerPlan(
+                    s.name, s.role, s.fs, f"{s.ip}@{net}", net, s.interface, s.attach.label()
+                )
+            )
         # servers route back through exactly the routers clients use for this net
         routes: list[Route] = []
         for cnet in client_net_names:
-            used = _client_side_routers(spec, clients.net_index, client_net_names.index(cnet),
-                                        cnet)
+            used = _client_side_routers(spec, clients.net_index, client_net_names.index(cnet), cnet)
             for r in prim:
                 if r.name in used:
                     routes.append(Route(cnet, rnid[r.name][net], 1, 0, spec.why))
             for r in spec.backup:
                 if r.client_net == nodes.parse_net(cnet) and r not in prim:
-                    routes.append(Route(cnet, rnid[r.name][net], 1, spec.backup_priority,
-                                        "backup for " + spec.group))
-        server_routes.append(ServerRoutes(nodes.fold(s.name for s in spec.servers), net,
-                                          tuple(sorted(routes, key=_route_key))))
+                    routes.append(
+                        Route(
+                            cnet,
+                            rnid[r.name][net],
+                            1,
+                            spec.backup_priority,
+                            "backup for " + spec.group,
+                        )
+                    )
+        server_routes.append(
+            ServerRoutes(
+                nodes.fold(s.name for s in spec.servers), net, tuple(sorted(routes, key=_route_key))
+            )
+        )
 
     classes = _client_classes(site, specs, net_names, rnid)
     plan = Plan(
-        site=site.name, strategy=name, lnetgen_version=__version__,
+        site=site.name,
+        strategy=name,
+        lnetgen_version=__version__,
         inventory_digest=site.digest,
-        networks=tuple(networks), routers=routers,
+        networks=tuple(networks),
+        routers=routers,
         servers=tuple(sorted(server_plans, key=lambda s: s.name)),
-        client_classes=classes, server_routes=tuple(server_routes),
+        client_classes=classes,
+        server_routes=tuple(server_routes),
         stats=_stats(site, specs, classes),
     )
     problems = check_guarantees(plan, leaf_local=strat.leaf_local)
     if problems:
         more = f" (and {len(problems) - 20} more)" if len(problems) > 20 else ""
-        raise SolveError([Diagnostic(site.file, 0, 0, "error", "E-GUARANTEE", "$", p)
-                          for p in problems[:20]] +
-                         ([Diagnostic(site.file, 0, 0, "error", "E-GUARANTEE", "$", more)]
-                          if more else []))
+        raise SolveError(
+            [Diagnostic(site.file, 0, 0, "error", "E-GUARANTEE", "$", p) for p in problems[:20]]
+            + ([Diagnostic(site.file, 0, 0, "error", "E-GUARANTEE", "$", more)] if more else [])
+        )
     return plan
 
 
-def _client_side_routers(spec: NetSpec, net_index: np.ndarray, k: int,  # type: ignore[type-arg]
-                         cnet: str) -> set[str]:
+def _client_side_routers(
+    spec: NetSpec,
+    net_index: np.ndarray,
+    k: int,
+    cnet: str,
+) -> set[str]:
     """Names of the spec's primary routers that clients on client net ``k`` use."""
     same = [r for r in spec.routers if str(r.client_net) == cnet]
     return {r.name for r in same}
 
 
-def _client_classes(site: Site, specs: list[NetSpec], net_names: list[str],
-                    rnid: dict[str, dict[str, str]]) -> tuple[ClientClass, ...]:
+def _client_classes(
+    site: Site, specs: list[NetSpec], net_names: list[str], rnid: dict[str, dict[str, str]]
+) -> tuple[ClientClass, ...]:
     clients = site.clients
     n = len(clients)
     chosen = [s for s in specs if s.choice is not None]
@@ -194,8 +236,9 @@ def _client_classes(site: Site, specs: list[NetSpec], net_names: list[str],
             ck = (si, k, pick)
             cached = route_cache.get(ck)
             if cached is None:
-                cached = route_cache[ck] = tuple(sorted(
-                    _spec_routes(spec, net_names[si], cnet_s, pick, rnid), key=_route_key))
+                cached = route_cache[ck] = tuple(
+                    sorted(_spec_routes(spec, net_names[si], cnet_s, pick, rnid), key=_route_key)
+                )
             routes.extend(cached)
         if per_net_count[k] == 1:
             name = f"clients-{cnet_s}"
@@ -205,14 +248,18 @@ def _client_classes(site: Site, specs: list[NetSpec], net_names: list[str],
             ).hexdigest()[:8]
             name = f"clients-{cnet_s}-{digest}"
         names = [clients.names[i] for i in members[c]]
-        out.append(ClientClass(name, cnet_s, clients.interfaces[k], nodes.fold(names),
-                               len(names), tuple(routes)))
+        out.append(
+            ClientClass(
+                name, cnet_s, clients.interfaces[k], nodes.fold(names), len(names), tuple(routes)
+            )
+        )
     out.sort(key=lambda cc: (cc.net, cc.name))
     return tuple(out)
 
 
-def _spec_routes(spec: NetSpec, net: str, cnet: str, pick: int,
-                 rnid: dict[str, dict[str, str]]) -> list[Route]:
+def _spec_routes(
+    spec: NetSpec, net: str, cnet: str, pick: int, rnid: dict[str, dict[str, str]]
+) -> list[Route]:
     routes = []
     usable = [r for r in spec.routers if str(r.client_net) == cnet]
     for idx, r in enumerate(spec.routers):
@@ -222,13 +269,21 @@ def _spec_routes(spec: NetSpec, net: str, cnet: str, pick: int,
         if pick < 0 or idx == pick:
             routes.append(Route(net, gw, 1, 0, spec.why))
         else:
-            routes.append(Route(net, gw, 1, spec.set_backup_priority,
-                                f"alternate router of {spec.group}"))
+            routes.append(
+                Route(net, gw, 1, spec.set_backup_priority, f"alternate router of {spec.group}")
+            )
     del usable
     for r in spec.backup:
         if str(r.client_net) == cnet and r not in spec.routers:
-            routes.append(Route(net, rnid[r.name][cnet], 1, spec.backup_priority,
-                                f"backup group for {spec.group}"))
+            routes.append(
+                Route(
+                    net,
+                    rnid[r.name][cnet],
+                    1,
+                    spec.backup_priority,
+                    f"backup group for {spec.group}",
+                )
+            )
     return routes
 
 
@@ -248,8 +303,7 @@ def _stats(site: Site, specs: list[NetSpec], classes: tuple[ClientClass, ...]) -
                 load[r.name] += c
             if site.torus is not None:
                 coords = np.asarray([r.coords for r in spec.routers], dtype=np.int64)
-                hops = np.asarray(topology.torus_hops(site.clients.coords, coords,
-                                                      site.torus.dims))
+                hops = np.asarray(topology.torus_hops(site.clients.coords, coords, site.torus.dims))
                 hops_total += int(hops[np.arange(n), spec.choice].sum())
         else:
             for r in spec.routers:
@@ -259,10 +313,14 @@ def _stats(site: Site, specs: list[NetSpec], classes: tuple[ClientClass, ...]) -
     stats: dict[str, object] = {
         "storage_nets": len(specs),
         "client_classes": len(classes),
-        "routes_per_client": {"min": min(routes_per_client, default=0),
-                              "max": max(routes_per_client, default=0)},
-        "router_load": {"min": round(min(serving, default=0), 3),
-                        "max": round(max(serving, default=0), 3)},
+        "routes_per_client": {
+            "min": min(routes_per_client, default=0),
+            "max": max(routes_per_client, default=0),
+        },
+        "router_load": {
+            "min": round(min(serving, default=0), 3),
+            "max": round(max(serving, default=0), 3),
+        },
         "idle_routers": len(load) - len(serving),
     }
     if hops_total:

@@ -74,10 +74,16 @@ def write_tree(target: str, files: Iterable[tuple[str, str]]) -> WriteResult:
     base = os.path.basename(target)
     if os.path.exists(target) and not os.path.isdir(target):
         raise _fail(target, "output path exists and is not a directory")
-    if os.path.isdir(target) and os.listdir(target) and not os.path.exists(
-            os.path.join(target, MARKER)):
-        raise _fail(target, "refusing to replace a non-empty directory that lnetgen did not "
-                            f"write (no {MARKER}); choose an empty or new directory")
+    if (
+        os.path.isdir(target)
+        and os.listdir(target)
+        and not os.path.exists(os.path.join(target, MARKER))
+    ):
+        raise _fail(
+            target,
+            "refusing to replace a non-empty directory that lnetgen did not "
+            f"write (no {MARKER}); choose an empty or new directory",
+        )
     try:
         os.makedirs(parent, exist_ok=True)
     except OSError as exc:

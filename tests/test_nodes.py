@@ -10,8 +10,12 @@ from hypothesis import strategies as st
 from lnetgen import nodes
 
 names = st.one_of(
-    st.builds(lambda p, n, w: f"{p}{n:0{w}d}", st.sampled_from(["nid", "rtr", "oss", "c"]),
-              st.integers(0, 3000), st.sampled_from([0, 1, 3, 5])),
+    st.builds(
+        lambda p, n, w: f"{p}{n:0{w}d}",
+        st.sampled_from(["nid", "rtr", "oss", "c"]),
+        st.integers(0, 3000),
+        st.sampled_from([0, 1, 3, 5]),
+    ),
     st.sampled_from(["login", "a1b2", "c0-0c1s2n3", "x", "n00", "n0"]),
 )
 
@@ -36,9 +40,17 @@ def test_group_syntax_is_refused() -> None:
         nodes.nodeset("@oss")
 
 
-@pytest.mark.parametrize(("text", "canonical"), [("o2ib0", "o2ib"), ("o2ib", "o2ib"),
-                                                  ("o2ib00", "o2ib"), ("tcp1", "tcp1"),
-                                                  ("gni", "gni"), ("kfi65535", "kfi65535")])
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        ("o2ib0", "o2ib"),
+        ("o2ib", "o2ib"),
+        ("o2ib00", "o2ib"),
+        ("tcp1", "tcp1"),
+        ("gni", "gni"),
+        ("kfi65535", "kfi65535"),
+    ],
+)
 def test_canonical_net(text: str, canonical: str) -> None:
     assert nodes.canonical_net(text) == canonical
 
@@ -54,10 +66,13 @@ def test_removed_lnd_says_so() -> None:
         nodes.parse_net("elan")
 
 
-@pytest.mark.parametrize(("folded", "ansible"), [
-    ("nid[00001-00003,00007]", ["nid[00001:00003]", "nid00007"]),
-    ("rtr[1-2],oss5", ["rtr[1:2]", "oss5"]),
-])
+@pytest.mark.parametrize(
+    ("folded", "ansible"),
+    [
+        ("nid[00001-00003,00007]", ["nid[00001:00003]", "nid00007"]),
+        ("rtr[1-2],oss5", ["rtr[1:2]", "oss5"]),
+    ],
+)
 def test_ansible_ranges(folded: str, ansible: list[str]) -> None:
     assert nodes.to_ansible(folded) == ansible
     assert nodes.from_ansible(ansible[0]).replace(":", "-") == nodes.from_ansible(ansible[0])

@@ -122,8 +122,9 @@ def test_nearest_neighbor_is_optimal_on_demo() -> None:
     total = 0
     for net in p.storage_nets():
         routers = [s.router(r) for r in net.primary_routers]
-        cost = topology.torus_hops(s.clients.coords,
-                                   np.asarray([r.coords for r in routers]), s.torus.dims)
+        cost = topology.torus_hops(
+            s.clients.coords, np.asarray([r.coords for r in routers]), s.torus.dims
+        )
         cap = math.ceil(len(s.clients) / len(routers))
         g = nx.DiGraph()
         for i in range(len(s.clients)):
@@ -152,12 +153,18 @@ def test_plan_is_identical_under_different_hash_seeds(tmp_path: Path) -> None:
     outs = []
     for seed in ("0", "1", "12345"):
         env = dict(os.environ, PYTHONHASHSEED=seed)
-        code = ("import sys; from lnetgen.inventory import load_site; "
-                "from lnetgen.solve import solve; "
-                "sys.stdout.write(solve(load_site(sys.argv[1])[0], sys.argv[2]).to_json())")
-        res = subprocess.run([sys.executable, "-c", code, str(ROOT / "sites/demo.yaml"),
-                              "nearest-neighbor"], capture_output=True, text=True, env=env,
-                             check=True)
+        code = (
+            "import sys; from lnetgen.inventory import load_site; "
+            "from lnetgen.solve import solve; "
+            "sys.stdout.write(solve(load_site(sys.argv[1])[0], sys.argv[2]).to_json())"
+        )
+        res = subprocess.run(
+            [sys.executable, "-c", code, str(ROOT / "sites/demo.yaml"), "nearest-neighbor"],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
         outs.append(res.stdout)
     assert outs[0] == outs[1] == outs[2]
     json.loads(outs[0])

@@ -24,6 +24,7 @@ from lnetgen.cli.common import (
 from lnetgen.cli.common import print_diags as _print_diags
 from lnetgen.diagnostics import errors, to_json
 
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="lnetgen")
 def main() -> None:
@@ -35,8 +36,9 @@ def main() -> None:
 
 @main.command()
 @click.argument("site", type=click.Path(dir_okay=True, allow_dash=False))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 def validate(site: str, fmt: str) -> None:
     """Check an inventory: schema, then meaning.  Exit 0 valid, 1 errors, 2 usage."""
     import os
@@ -52,8 +54,9 @@ def validate(site: str, fmt: str) -> None:
         _print_diags(diags, err=False)
         nerr = len(errors(diags))
         nwarn = len(diags) - nerr
-        click.echo(f"{site}: {'valid' if not nerr else 'invalid'} "
-                   f"({nerr} error(s), {nwarn} warning(s))")
+        click.echo(
+            f"{site}: {'valid' if not nerr else 'invalid'} ({nerr} error(s), {nwarn} warning(s))"
+        )
     sys.exit(EXIT_FINDINGS if errors(diags) else EXIT_OK)
 
 
@@ -63,8 +66,7 @@ def schema(which: str | None) -> None:
     """Print the inventory JSON Schema (for editors)."""
     from lnetgen.resources import schema_text
 
-    click.echo(schema_text("plan.schema.json" if which == "plan" else "site.schema.json"),
-               nl=False)
+    click.echo(schema_text("plan.schema.json" if which == "plan" else "site.schema.json"), nl=False)
 
 
 @main.command()
@@ -97,10 +99,21 @@ def _summary(plan: Any) -> list[str]:
 @main.command()
 @click.argument("site", type=click.Path(exists=True, dir_okay=False))
 @STRATEGY_OPT
-@click.option("--out", "out", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="write plan.json here")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="json prints the plan on stdout")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="write plan.json here",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json prints the plan on stdout",
+)
 @handles_input_errors()
 def solve(site: str, strategy: str | None, out: str | None, fmt: str) -> None:
     """Solve SITE into a routing plan; print a summary (or the plan with --format json)."""
@@ -121,11 +134,23 @@ def solve(site: str, strategy: str | None, out: str | None, fmt: str) -> None:
 @main.command()
 @click.argument("site", type=click.Path(exists=True, dir_okay=False))
 @STRATEGY_OPT
-@click.option("--out", "-o", "out", type=click.Path(file_okay=False), default="out",
-              show_default=True, help="output directory (replaced atomically)")
-@click.option("--formats", "formats", default=None, metavar="LIST",
-              help="comma-separated emitters, or 'all' (default: every emitter; modprobe is "
-                   "skipped with a warning when a routes= string exceeds 1024 bytes)")
+@click.option(
+    "--out",
+    "-o",
+    "out",
+    type=click.Path(file_okay=False),
+    default="out",
+    show_default=True,
+    help="output directory (replaced atomically)",
+)
+@click.option(
+    "--formats",
+    "formats",
+    default=None,
+    metavar="LIST",
+    help="comma-separated emitters, or 'all' (default: every emitter; modprobe is "
+    "skipped with a warning when a routes= string exceeds 1024 bytes)",
+)
 @handles_input_errors()
 def generate(site: str, strategy: str | None, out: str, formats: str | None) -> None:
     """Solve SITE and write everything a site deploys into --out."""
@@ -135,9 +160,11 @@ def generate(site: str, strategy: str | None, out: str, formats: str | None) -> 
     gen = gen_fn(site, strategy, formats)
     _print_diags(gen.warnings)
     result = write_output(gen, out)
-    click.echo(f"{out}: {len(gen.files)} files ({len(result.written)} written, "
-               f"{len(result.unchanged)} unchanged, {len(result.removed)} removed); "
-               f"strategy {gen.plan.strategy}")
+    click.echo(
+        f"{out}: {len(gen.files)} files ({len(result.written)} written, "
+        f"{len(result.unchanged)} unchanged, {len(result.removed)} removed); "
+        f"strategy {gen.plan.strategy}"
+    )
     for fmt, reason in sorted(gen.skipped.items()):
         click.echo(f"  {fmt}: skipped", err=True)
         del reason

@@ -40,6 +40,10 @@ def handles_input_errors(code: int = EXIT_FINDINGS) -> Callable[[F], F]:
     return deco
 
 
-STRATEGY_OPT = click.option("--strategy", "-s", default=None, metavar="NAME",
-                            help="layout (see `lnetgen strategies`); default: the inventory's "
-                                 "strategy.default")
+STRATEGY_OPT = click.option(
+    "--strategy",
+    "-s",
+    default=None,
+    metavar="NAME",
+    help="layout (see `lnetgen strategies`); default: the inventory's strategy.default",
+)

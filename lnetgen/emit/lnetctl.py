@@ -12,10 +12,24 @@ from lnetgen.plan import Route
 FORMAT = "lnetctl"
 
 
-def _file(ctx: Context, name: str, role: str, hosts: str, nets: list[dict[str, str]],
-          routes: tuple[Route, ...], routing: bool) -> OutFile:
-    text = render("lnetctl.yaml.j2", header=ctx.header, role=role, hosts=hosts, nets=nets,
-                  routes=routes, routing=routing)
+def _file(
+    ctx: Context,
+    name: str,
+    role: str,
+    hosts: str,
+    nets: list[dict[str, str]],
+    routes: tuple[Route, ...],
+    routing: bool,
+) -> OutFile:
+    text = render(
+        "lnetctl.yaml.j2",
+        header=ctx.header,
+        role=role,
+        hosts=hosts,
+        nets=nets,
+        routes=routes,
+        routing=routing,
+    )
     return OutFile(f"lnetctl/{name}.yaml", text, FORMAT, hosts, role)
 
 
@@ -23,15 +37,40 @@ def emit(ctx: Context) -> list[OutFile]:
     plan = ctx.plan
     out = []
     for cc in plan.client_classes:
-        out.append(_file(ctx, cc.name, "client", cc.members,
-                         [{"net": cc.net, "interface": cc.interface}], cc.routes, False))
+        out.append(
+            _file(
+                ctx,
+                cc.name,
+                "client",
+                cc.members,
+                [{"net": cc.net, "interface": cc.interface}],
+                cc.routes,
+                False,
+            )
+        )
     for r in plan.routers:
-        out.append(_file(ctx, r.name, "router", r.name,
-                         [{"net": i.net, "interface": i.interface} for i in r.interfaces],
-                         (), True))
+        out.append(
+            _file(
+                ctx,
+                r.name,
+                "router",
+                r.name,
+                [{"net": i.net, "interface": i.interface} for i in r.interfaces],
+                (),
+                True,
+            )
+        )
     routes = plan.routes_for_server()
     for s in plan.servers:
-        out.append(_file(ctx, s.name, "server", s.name,
-                         [{"net": s.net, "interface": s.interface}], routes.get(s.name, ()),
-                         False))
+        out.append(
+            _file(
+                ctx,
+                s.name,
+                "server",
+                s.name,
+                [{"net": s.net, "interface": s.interface}],
+                routes.get(s.name, ()),
+                False,
+            )
+        )
     return out

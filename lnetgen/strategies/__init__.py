@@ -12,8 +12,7 @@ from lnetgen.strategies import baseline, groups, nearest, projection, round_robi
 from lnetgen.strategies.base import NetSpec, SolveError, Strategy
 
 REGISTRY: dict[str, Strategy] = {
-    s.NAME: s.STRATEGY
-    for s in (projection, round_robin, nearest, groups, baseline)
+    s.NAME: s.STRATEGY for s in (projection, round_robin, nearest, groups, baseline)
 }
 
 __all__ = ["REGISTRY", "NetSpec", "SolveError", "Strategy"]

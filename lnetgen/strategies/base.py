@@ -78,8 +78,9 @@ def modules(site: Site) -> list[tuple[Module, list[Server], list[Router]]]:
     for m in sorted(srv, key=lambda m: order.get(m, len(order))):
         servers = sorted(srv[m], key=_server_key)
         if not rtr.get(m):
-            raise solve_error(site, "E-LEAF-NO-ROUTER",
-                              f"leaf {label(m)} holds servers but no router")
+            raise solve_error(
+                site, "E-LEAF-NO-ROUTER", f"leaf {label(m)} holds servers but no router"
+            )
         out.append((m, servers, list(rtr[m])))
     return out
 

@@ -13,9 +13,20 @@ NAME = "baseline"
 
 
 def design(site: Site) -> list[NetSpec]:
-    return [NetSpec(list(site.servers), list(site.routers), None, group="all",
-                    why="baseline: every router equal")]
+    return [
+        NetSpec(
+            list(site.servers),
+            list(site.routers),
+            None,
+            group="all",
+            why="baseline: every router equal",
+        )
+    ]
 
 
-STRATEGY = Strategy(NAME, "one storage LNet, all routers equal (comparison only; crosses the "
-                          "spine)", design, leaf_local=False)
+STRATEGY = Strategy(
+    NAME,
+    "one storage LNet, all routers equal (comparison only; crosses the spine)",
+    design,
+    leaf_local=False,
+)

@@ -27,8 +27,10 @@ def design(site: Site) -> list[NetSpec]:
     specs: list[NetSpec] = []
     problems = []
     for module, servers, routers in modules(site):
-        by_role = {"mds": [s for s in servers if s.role == "mds"],
-                   "oss": [s for s in servers if s.role == "oss"]}
+        by_role = {
+            "mds": [s for s in servers if s.role == "mds"],
+            "oss": [s for s in servers if s.role == "oss"],
+        }
         need = 0
         plan: list[tuple[str, list, int]] = []  # type: ignore[type-arg]
         for role in ("mds", "oss"):
@@ -37,24 +39,35 @@ def design(site: Site) -> list[NetSpec]:
             if not srv:
                 continue
             if len(srv) % m:
-                problems.append(f"leaf {label(module)}: {len(srv)} {role.upper()} cannot be cut "
-                                f"into groups of {m} ({n}:{m})")
+                problems.append(
+                    f"leaf {label(module)}: {len(srv)} {role.upper()} cannot be cut "
+                    f"into groups of {m} ({n}:{m})"
+                )
                 continue
             k = len(srv) // m
             need += k * n
-            plan.extend((role, srv[g * m:(g + 1) * m], n) for g in range(k))
+            plan.extend((role, srv[g * m : (g + 1) * m], n) for g in range(k))
         if need != len(routers) and not any(label(module) in p for p in problems):
             ratios = f"oss {params.oss[0]}:{params.oss[1]}, mds {params.mds[0]}:{params.mds[1]}"
-            problems.append(f"leaf {label(module)}: {len(routers)} routers for "
-                            f"{len(by_role['oss'])} OSS + {len(by_role['mds'])} MDS; groups "
-                            f"({ratios}) need exactly {need}")
+            problems.append(
+                f"leaf {label(module)}: {len(routers)} routers for "
+                f"{len(by_role['oss'])} OSS + {len(by_role['mds'])} MDS; groups "
+                f"({ratios}) need exactly {need}"
+            )
             continue
         pos = 0
         for gi, (role, srv, n) in enumerate(plan, 1):
             group = f"{label(module)}#{gi}"
-            specs.append(NetSpec(list(srv), routers[pos:pos + n], module, group=group,
-                                 backup_priority=params.backup_priority,
-                                 why=f"group {group}: {n} routers + {len(srv)} {role.upper()}"))
+            specs.append(
+                NetSpec(
+                    list(srv),
+                    routers[pos : pos + n],
+                    module,
+                    group=group,
+                    backup_priority=params.backup_priority,
+                    why=f"group {group}: {n} routers + {len(srv)} {role.upper()}",
+                )
+            )
             pos += n
     if problems:
         raise solve_error(site, "E-GROUPS", "; ".join(problems))
@@ -75,13 +88,20 @@ def _next_group(specs: list[NetSpec], i: int, fabric: dict[str, str]) -> NetSpec
     assert me.module is not None
     role = me.servers[0].role
     home = fabric[me.module[0]]
-    order = [c for c in specs[i + 1:] + specs[:i]
-             if c.module is not None and c.module != me.module and fabric[c.module[0]] == home]
+    order = [
+        c
+        for c in specs[i + 1 :] + specs[:i]
+        if c.module is not None and c.module != me.module and fabric[c.module[0]] == home
+    ]
     for cand in order:
         if cand.fs == me.fs and cand.servers[0].role == role:
             return cand
     return order[0] if order else None
 
 
-STRATEGY = Strategy(NAME, "N routers + M servers per LNet group on one leaf/TOR (default 4:3) "
-                          "with a backup group at a worse priority (Blue Waters)", design)
+STRATEGY = Strategy(
+    NAME,
+    "N routers + M servers per LNet group on one leaf/TOR (default 4:3) "
+    "with a backup group at a worse priority (Blue Waters)",
+    design,
+)

@@ -20,25 +20,29 @@ from lnetgen.strategies.round_robin import routers_by_net
 NAME = "nearest-neighbor"
 
 
-def hop_costs(site: Site, client_idx: np.ndarray, routers: list[Router]) -> np.ndarray:  # type: ignore[type-arg]
+def hop_costs(site: Site, client_idx: np.ndarray, routers: list[Router]) -> np.ndarray:
     """(clients x routers) hop counts from each client to each router."""
     from lnetgen import topology
 
     if site.torus is not None:
         coords = np.asarray([r.coords for r in routers], dtype=np.int64)
-        return np.asarray(topology.torus_hops(site.clients.coords[client_idx], coords,
-                                              site.torus.dims))
+        return np.asarray(
+            topology.torus_hops(site.clients.coords[client_idx], coords, site.torus.dims)
+        )
     leaves = site.clients.leaves
     if leaves:
         rl = []
         for r in routers:
             m = r.client_attach.module if r.client_attach is not None else None
             rl.append(leaves.index(m) if m in leaves else -2)
-        return np.asarray(topology.fat_tree_hops(site.clients.leaf[client_idx][:, None],
-                                                 np.asarray(rl)[None, :]))
-    raise solve_error(site, "E-STRATEGY",
-                      "nearest-neighbor needs a client topology (a torus or a fat-tree) to "
-                      "measure distances")
+        return np.asarray(
+            topology.fat_tree_hops(site.clients.leaf[client_idx][:, None], np.asarray(rl)[None, :])
+        )
+    raise solve_error(
+        site,
+        "E-STRATEGY",
+        "nearest-neighbor needs a client topology (a torus or a fat-tree) to measure distances",
+    )
 
 
 def design(site: Site) -> list[NetSpec]:
@@ -57,10 +61,22 @@ def design(site: Site) -> list[NetSpec]:
             cap = np.full(len(sub), math.ceil(len(members) / len(sub)), dtype=np.int64)
             pick = transport.assign(cost, cap)
             choice[members] = np.asarray(idx, dtype=np.int32)[pick]
-        specs.append(NetSpec(servers, routers, module, group=label(module), choice=choice,
-                             why=f"nearest router of {label(module)} (balanced, minimal hops)"))
+        specs.append(
+            NetSpec(
+                servers,
+                routers,
+                module,
+                group=label(module),
+                choice=choice,
+                why=f"nearest router of {label(module)} (balanced, minimal hops)",
+            )
+        )
     return specs
 
 
-STRATEGY = Strategy(NAME, "one LNet per leaf module; each client uses the nearest router "
-                          "(exact min-cost balanced assignment)", design)
+STRATEGY = Strategy(
+    NAME,
+    "one LNet per leaf module; each client uses the nearest router "
+    "(exact min-cost balanced assignment)",
+    design,
+)

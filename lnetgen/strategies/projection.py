@@ -19,14 +19,21 @@ def design(site: Site) -> list[NetSpec]:
     for module, servers, routers in modules(site):
         R, S = len(routers), len(servers)
         for i, srv in enumerate(servers):
-            if R >= S:
-                mine = [routers[j] for j in range(R) if j % S == i]
-            else:
-                mine = [routers[i % R]]
-            specs.append(NetSpec([srv], mine, module, group=srv.name,
-                                 why=f"projection: paired with {srv.name} on {label(module)}"))
+            mine = [routers[j] for j in range(R) if j % S == i] if R >= S else [routers[i % R]]
+            specs.append(
+                NetSpec(
+                    [srv],
+                    mine,
+                    module,
+                    group=srv.name,
+                    why=f"projection: paired with {srv.name} on {label(module)}",
+                )
+            )
     return specs
 
 
-STRATEGY = Strategy(NAME, "one LNet per OSS/MDS, through the router(s) paired with it on its "
-                          "leaf (ORNL Spider)", design)
+STRATEGY = Strategy(
+    NAME,
+    "one LNet per OSS/MDS, through the router(s) paired with it on its leaf (ORNL Spider)",
+    design,
+)

@@ -17,7 +17,7 @@ from lnetgen.strategies.base import NetSpec, Strategy, label, modules
 NAME = "round-robin"
 
 
-def per_net_positions(site: Site) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[type-arg]
+def per_net_positions(site: Site) -> tuple[np.ndarray, np.ndarray]:
     """For each client: its client-net index and its rank among clients of that net."""
     net = site.clients.net_index
     rank = np.zeros(len(net), dtype=np.int64)
@@ -45,10 +45,22 @@ def design(site: Site) -> list[NetSpec]:
             if not idx:
                 continue  # coverage check reports the missing gateway
             choice[members] = np.asarray(idx, dtype=np.int32)[rank[members] % len(idx)]
-        specs.append(NetSpec(servers, routers, module, group=label(module), choice=choice,
-                             why=f"round-robin over the routers of {label(module)}"))
+        specs.append(
+            NetSpec(
+                servers,
+                routers,
+                module,
+                group=label(module),
+                choice=choice,
+                why=f"round-robin over the routers of {label(module)}",
+            )
+        )
     return specs
 
 
-STRATEGY = Strategy(NAME, "one LNet per leaf module; each client gets one of its routers in "
-                          "turn (loads differ by at most one)", design)
+STRATEGY = Strategy(
+    NAME,
+    "one LNet per leaf module; each client gets one of its routers in "
+    "turn (loads differ by at most one)",
+    design,
+)
