@@ -32,11 +32,11 @@ REMOVED_LNDS = {"elan", "ra", "mx", "ptl", "gm", "openib", "qsw", "vib", "iib", 
 
 MAX_NET_NUMBER = 65535
 
-HOSTNAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})$")
-IFACE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]{0,14}$")
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")  # switches, leaves, file systems
-_NET_RE = re.compile(r"^([a-z][a-z0-9]*?)(\d*)$")
-GUID_RE = re.compile(r"^0x[0-9a-fA-F]{1,16}$")
+HOSTNAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})\Z")
+IFACE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]{0,14}\Z")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}\Z")  # switches, leaves, file systems
+_NET_RE = re.compile(r"^([a-z][a-z0-9]*?)([0-9]*)\Z")
+GUID_RE = re.compile(r"^0x[0-9a-fA-F]{1,16}\Z")
 
 
 class NodeSyntaxError(ValueError):
@@ -207,7 +207,7 @@ class Net:
 
 def parse_net(text: str) -> Net:
     """Parse a net name like libcfs does (prefix LND + optional decimal), with range checks."""
-    m = _NET_RE.match(text.strip())
+    m = _NET_RE.match(text)
     if not m:
         raise NodeSyntaxError(f"{text!r} is not an LNet network name (expected e.g. o2ib1, gni)")
     lnd, num = m.group(1), m.group(2)
@@ -256,7 +256,7 @@ def parse_nid(text: str) -> Nid:
     """Parse one NID (no ranges).  Raises ``NodeSyntaxError`` naming what is wrong."""
     if "@" not in text:
         raise NodeSyntaxError(f"{text!r} is not a NID (expected address@net, e.g. 10.0.0.1@o2ib1)")
-    addr, _, netstr = text.strip().rpartition("@")
+    addr, _, netstr = text.rpartition("@")
     net = parse_net(netstr)
     if net.ip_based:
         try:
@@ -264,7 +264,7 @@ def parse_nid(text: str) -> Nid:
         except ValueError:
             raise NodeSyntaxError(f"{text!r}: {addr!r} is not an IPv4 address") from None
         return Nid(net, str(ip))
-    if not addr.isdigit():
+    if not re.fullmatch(r"[0-9]{1,10}", addr):
         raise NodeSyntaxError(f"{text!r}: {net.lnd} addresses are decimal numbers")
     return Nid(net, str(int(addr)))
 
