@@ -1,0 +1,234 @@
+"""``lnetgen fabric``: the InfiniBand side -- import ibnetdiscover output, export an ibsim net
+file, plan IO-node ports, and check the layout with the real OpenSM on a simulated fabric.
+
+Exit status: 0 ok (``check`` also when OpenSM/ibsim are not installed: it says it skipped);
+1 findings (``check``: the recommended configuration misses its bound or loses routes;
+``plan-ports``: IO nodes share a port position); 2 usage or input error.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import click
+
+from lnetgen.cli.common import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, handles_input_errors
+from lnetgen.cli.common import print_diags as _print_diags
+
+if TYPE_CHECKING:
+    from lnetgen.ibsim import CheckRow
+
+BOUND = 2.0  # the recommended layout's busiest leaf uplink may carry at most 2x the best case
+
+
+@click.group(name="fabric")
+def command() -> None:
+    """InfiniBand fabric: import, export, IO port plan, OpenSM check.
+
+    Exit status: 0 ok, 1 findings, 2 usage or input error.
+    """
+
+
+@command.command(name="import")
+@click.argument("kind", type=click.Choice(["ibnetdiscover"]))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+@click.option("--name", default=None, help="fabric name (default: the file name)")
+@click.option(
+    "--role", type=click.Choice(["storage", "compute"]), default="storage", show_default=True
+)
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="write the YAML here instead of stdout",
+)
+@handles_input_errors(EXIT_INPUT)
+def import_(kind: str, file: str, name: str | None, role: str, out: str | None) -> None:
+    """Read ibnetdiscover output (FILE, '-' for stdin) into an inventory fabrics section.
+
+    Leaves are switches with hosts, spines the switches above them; a director is recognised
+    from its chips' node descriptions or a shared system image GUID (see docs/fabric.md).
+    """
+    import os
+
+    from lnetgen.fabric import imported_yaml, infer_fabric, parse_ibnetdiscover
+    from lnetgen.write import write_file
+
+    del kind
+    if file == "-":
+        text = sys.stdin.read()
+    else:
+        with open(file, encoding="utf-8") as fh:
+            text = fh.read()
+    default = "fabric" if file == "-" else os.path.splitext(os.path.basename(file))[0]
+    imp = infer_fabric(parse_ibnetdiscover(text, file), name or default, role)
+    doc = imported_yaml(imp, "stdin" if file == "-" else os.path.basename(file))
+    if out:
+        write_file(out, doc)
+    else:
+        click.echo(doc, nl=False)
+    for note in imp.notes:
+        click.echo(f"note: {note}", err=True)
+    click.echo(f"{len(imp.fabric['switches'])} switch(es), {len(imp.hosts)} host port(s)", err=True)
+
+
+@command.command()
+@click.argument("site", type=click.Path(exists=True, dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["ibsim"]), default="ibsim", show_default=True)
+@click.option(
+    "--fabric",
+    "fabric",
+    default=None,
+    metavar="NAME",
+    help="fabric to export (default: the compute fabric, else the storage fabric)",
+)
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="write the net file here instead of stdout",
+)
+@handles_input_errors(EXIT_INPUT)
+def export(site: str, fmt: str, fabric: str | None, out: str | None) -> None:
+    """Write a fabric of SITE as an ibsim net file: same GUIDs as the inventory, every leaf
+    and spine chip a switch node, full leaf-spine cabling."""
+    from lnetgen.fabric import export_ibsim
+    from lnetgen.inventory import load_site
+    from lnetgen.write import write_file
+
+    del fmt
+    s, _warnings = load_site(site)
+    text = export_ibsim(s, fabric)
+    if out:
+        write_file(out, text)
+    else:
+        click.echo(text, nl=False)
+
+
+@command.command(name="plan-ports")
+@click.argument("site", type=click.Path(exists=True, dir_okay=False))
+@handles_input_errors(EXIT_INPUT)
+def plan_ports(site: str) -> None:
+    """Print a staggered port plan for the IO nodes of SITE's compute fabric: IO nodes on
+    different port positions (port mod spine count), so OpenSM ftree spreads them over the
+    spines.  Exit 1 when the inventory's placement needs it."""
+    from lnetgen.fabric import io_port_findings
+    from lnetgen.fabric import plan_ports as plan
+    from lnetgen.inventory import load_site
+
+    s, _warnings = load_site(site)
+    findings = io_port_findings(s)
+    _print_diags(findings)
+    moves = plan(s)
+    if not s.client_fabric:
+        click.echo(f"{s.name}: no InfiniBand compute fabric; nothing to plan")
+        sys.exit(EXIT_OK)
+    if not moves:
+        click.echo(f"{s.name}: IO node ports are already staggered; no move needed")
+        sys.exit(EXIT_FINDINGS if findings else EXIT_OK)
+    spines = {sw.name: sw.spines for f in s.fabrics for sw in f.switches}
+    click.echo(
+        f"# port plan for {s.name}: {len(moves)} move(s); recable, then update the "
+        "inventory (router client.attach.port, and topology.attach for swapped clients)"
+    )
+    click.echo(f"{'io node':<16} {'from':<20} {'to':<20} {'position':>8}  swap with")
+    for m in moves:
+        pos = f"{(m.new.port - 1) % spines.get(m.new.switch, 1) + 1}/{spines.get(m.new.switch)}"
+        click.echo(
+            f"{m.host:<16} {m.old.label() + ':' + str(m.old.port):<20} "
+            f"{m.new.label() + ':' + str(m.new.port):<20} {pos:>8}  "
+            f"{m.swap or '(free port)'}"
+        )
+    sys.exit(EXIT_FINDINGS if findings else EXIT_OK)
+
+
+@command.command()
+@click.argument("site", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--fabric",
+    "fabric",
+    default=None,
+    metavar="NAME",
+    help="fabric to check (default: the compute fabric, else the storage fabric)",
+)
+@click.option(
+    "--keep",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="keep net files, OpenSM logs and forwarding tables in this directory",
+)
+@handles_input_errors(EXIT_INPUT)
+def check(site: str, fabric: str | None, keep: str | None) -> None:
+    """Run OpenSM (ftree, once) on a simulated copy of a fabric of SITE and count the routes
+    between compute and IO nodes per spine and leaf uplink: as cabled, with lnetgen's OpenSM
+    files, with the port plan, and with both.  Needs opensm, ibsim-utils and
+    infiniband-diags; skips (exit 0) without them."""
+    from lnetgen import ibsim
+    from lnetgen.inventory import load_site
+
+    missing = ibsim.missing_tools()
+    if missing:
+        click.echo(
+            f"fabric check skipped: not installed: {', '.join(missing)} (Debian/Ubuntu: "
+            f"apt-get install {' '.join(ibsim.PACKAGES)})",
+            err=True,
+        )
+        sys.exit(EXIT_OK)
+    s, _warnings = load_site(site)
+    try:
+        rows = ibsim.check(s, fabric, keep=keep)
+    except ibsim.SimError as exc:
+        click.echo(f"fabric check failed: {exc}", err=True)
+        sys.exit(EXIT_INPUT)
+    for line in report_lines(rows):
+        click.echo(line)
+    bad = [
+        r
+        for r in rows
+        if r.scenario.key == "recommended"
+        and (
+            r.result.forward.worst_ratio > BOUND
+            or r.result.health.unrouted
+            or not r.result.health.cdg_acyclic
+        )
+    ]
+    sys.exit(EXIT_FINDINGS if bad else EXIT_OK)
+
+
+def report_lines(rows: list[CheckRow]) -> list[str]:
+    """The check's printout: per scenario the engine OpenSM used, the routes per spine in
+    both directions, the busiest leaf uplink against the best possible, and route health."""
+    out: list[str] = []
+    for row in rows:
+        r = row.result
+        src, io = r.classes
+        f, b, h = r.forward, r.backward, r.health
+        out.append(f"== {row.scenario.key}: {row.scenario.title} [{row.switch}]")
+        out.append(f"   OpenSM engine {r.engine}" + (f"; {r.ca_summary}" if r.ca_summary else ""))
+        out.append(
+            f"   {src}->{io} routes per spine ({f.routes}): " + " ".join(str(n) for n in f.spine)
+        )
+        out.append(
+            f"   {io}->{src} routes per spine ({b.routes}): " + " ".join(str(n) for n in b.spine)
+        )
+        if f.worst_best:
+            out.append(
+                f"   busiest {src}->{io} leaf uplink: {f.worst_load} routes on "
+                f"{f.worst_leaf} (best possible {f.worst_best}): "
+                f"{f.worst_ratio:.2f}x" + ("  HOT SPOT" if f.worst_ratio > BOUND else "")
+            )
+        out.append(
+            f"   all {h.pairs} host pairs: {h.unrouted} unrouted, {h.reverse} with a "
+            f"reverse hop, credit loops {'none' if h.cdg_acyclic else 'POSSIBLE'} "
+            f"(channel dependency graph of {h.cdg_links} links "
+            f"{'acyclic' if h.cdg_acyclic else 'has a cycle: ' + ' -> '.join(h.cycle)})"
+        )
+        for err in r.log_errors[:3]:
+            out.append(f"   opensm: {err}")
+    return out
+
+
+__all__ = ["EXIT_FINDINGS", "EXIT_INPUT", "EXIT_OK", "command"]
