@@ -763,7 +763,10 @@ def infer_fabric(net: IbNet, name: str, role: str = "storage") -> Imported:
             tor.add(comp[0])
     for n in leaves:
         if n.id in tor:
-            chassis[n.id] = _box_name(n.desc) or f"sw-{n.guid:016x}"
+            name_ = _box_name(n.desc) or f"sw-{n.guid:016x}"
+            if name_ in chassis.values():  # two boxes that describe themselves alike
+                name_ = f"{name_}-{n.guid:016x}"[:63]
+            chassis[n.id] = name_
 
     leaf_of: dict[str, tuple[str, str]] = {}
     groups: dict[str, dict[str, list[IbNode]]] = defaultdict(lambda: {"leaf": [], "spine": []})
@@ -780,7 +783,6 @@ def infer_fabric(net: IbNet, name: str, role: str = "storage") -> Imported:
         spine_ids = {n.id for n in grp["spine"]}
         if all(n.id in tor for n in grp["leaf"]) and not grp["spine"]:
             n = grp["leaf"][0]
-            hostports = _host_ports(n, by_id)
             entry: dict[str, Any] = {
                 "name": sw_name,
                 "kind": "tor",
@@ -790,7 +792,6 @@ def infer_fabric(net: IbNet, name: str, role: str = "storage") -> Imported:
             up = sum(1 for lk in n.links if lk.peer in by_id and by_id[lk.peer].kind == "switch")
             if up:
                 entry["uplinks"] = up
-            del hostports
             leaf_of[n.id] = (sw_name, "")
             switches_out.append(entry)
             continue

@@ -501,3 +501,26 @@ def test_check_result_json_shape() -> None:
     """Results are plain dataclasses (the CLI prints them; scripts may dump them)."""
     d = ibsim.Direction(routes=3, spine=[1, 2])
     assert json.loads(json.dumps(dataclasses.asdict(d)))["spine"] == [1, 2]
+
+
+def test_alike_tor_switches_stay_apart() -> None:
+    lines: list[str] = []
+    for k in (1, 2):
+        sw, ca = 0x10 * k, 0x100 * k
+        lines += [
+            f"switchguid={sw:#x}",
+            f'Switch\t8 "S-{sw:016x}"\t\t# "switch" base port 0 lid 0 lmc 0',
+            f'[1]\t"H-{ca:016x}"[1]({ca + 1:x})\t\t# "n{k} HCA-1" lid 0 4xEDR',
+            "",
+            f"caguid={ca:#x}",
+            f'Ca\t1 "H-{ca:016x}"\t\t# "n{k} HCA-1"',
+            f'[1]({ca + 1:x}) \t"S-{sw:016x}"[1]\t\t# lid 0 lmc 0 "switch" lid 0 4xEDR',
+            "",
+        ]
+    imp = fabric.infer_fabric(fabric.parse_ibnetdiscover("\n".join(lines)), "racks")
+    names = [s["name"] for s in imp.fabric["switches"]]
+    assert names == ["switch", "switch-0000000000000020"]
+    assert [(h.name, h.switch) for h in imp.hosts] == [
+        ("n1", "switch"),
+        ("n2", "switch-0000000000000020"),
+    ]
