@@ -168,3 +168,9 @@ def generate(site: str, strategy: str | None, out: str, formats: str | None) -> 
     for fmt, reason in sorted(gen.skipped.items()):
         click.echo(f"  {fmt}: skipped", err=True)
         del reason
+
+
+# ---- command families in their own modules
+from lnetgen.cli import fabric as _fabric  # noqa: E402
+
+main.add_command(_fabric.command)
