@@ -132,3 +132,13 @@ def generate(path: str, strategy: str | None = None, formats: str | None = None)
 def write_output(gen: Generated, out: str) -> WriteResult:
     """Write a generated tree atomically (see ``lnetgen.write``)."""
     return write_tree(out, [(f.path, f.content) for f in gen.files])
+
+
+def diff(path: str, live_path: str, strategy: str | None = None) -> object:
+    """Solve the inventory at ``path`` and compare the plan with the live state at
+    ``live_path`` (see ``lnetgen.diff.diff``); returns a ``lnetgen.diff.DiffResult``."""
+    from lnetgen.diff import diff as _diff
+    from lnetgen.live import read_live
+
+    site, plan, _warnings = solve_site(path, strategy)
+    return _diff(plan, read_live(live_path), site)

@@ -174,3 +174,6 @@ def generate(site: str, strategy: str | None, out: str, formats: str | None) -> 
 from lnetgen.cli import fabric as _fabric  # noqa: E402
 
 main.add_command(_fabric.command)
+from lnetgen.cli import diff as _diff  # noqa: E402
+
+main.add_command(_diff.command, "diff")

@@ -21,8 +21,9 @@ def print_diags(diags: Iterable[Diagnostic], err: bool = True) -> None:
         click.echo(d.format(), err=err)
 
 
-def handles_input_errors(code: int = EXIT_FINDINGS) -> Callable[[F], F]:
-    """Turn an ``InputError`` into its diagnostics on stderr and exit ``code``."""
+def handles_input_errors(code: int = EXIT_FINDINGS, writes: bool = True) -> Callable[[F], F]:
+    """Turn an ``InputError`` into its diagnostics on stderr and exit ``code``.  ``writes``
+    says whether the command writes output (then the summary says nothing was written)."""
 
     def deco(fn: F) -> F:
         @wraps(fn)
@@ -32,7 +33,8 @@ def handles_input_errors(code: int = EXIT_FINDINGS) -> Callable[[F], F]:
             except InputError as exc:
                 print_diags(exc.diagnostics)
                 n = len(errors(exc.diagnostics))
-                click.echo(f"lnetgen: {n} error(s); nothing written", err=True)
+                tail = "; nothing written" if writes else ""
+                click.echo(f"lnetgen: {n} error(s){tail}", err=True)
                 sys.exit(code)
 
         return inner  # type: ignore[return-value]

@@ -29,7 +29,7 @@ from lnetgen.cli.common import EXIT_INPUT, STRATEGY_OPT, handles_input_errors, p
     is_flag=True,
     help="also print the changes as ordered lnetctl steps per node set",
 )
-@handles_input_errors(EXIT_INPUT)
+@handles_input_errors(EXIT_INPUT, writes=False)
 def command(site: str, strategy: str | None, live_path: str, fmt: str, plan_changes: bool) -> None:
     """Compare the plan for SITE with the live LNet state in PATH.
 
