@@ -7,6 +7,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from lnetgen import __version__
 from lnetgen.diagnostics import Diagnostic, InputError
@@ -16,6 +17,9 @@ from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.solve import solve as _solve
 from lnetgen.write import WriteResult, write_tree
+
+if TYPE_CHECKING:
+    from lnetgen.diff import DiffResult
 
 __all__ = [
     "Generated",
@@ -134,7 +138,7 @@ def write_output(gen: Generated, out: str) -> WriteResult:
     return write_tree(out, [(f.path, f.content) for f in gen.files])
 
 
-def diff(path: str, live_path: str, strategy: str | None = None) -> object:
+def diff(path: str, live_path: str, strategy: str | None = None) -> DiffResult:
     """Solve the inventory at ``path`` and compare the plan with the live state at
     ``live_path`` (see ``lnetgen.diff.diff``); returns a ``lnetgen.diff.DiffResult``."""
     from lnetgen.diff import diff as _diff
