@@ -6,7 +6,7 @@ generate`` writes without ``--formats``.
 
 from __future__ import annotations
 
-from lnetgen.emit import lnetctl, modprobe, opensm, routes  # noqa: I001
+from lnetgen.emit import ansible, lnetctl, modprobe, opensm, routes  # noqa: I001
 from lnetgen.emit.base import Context, Emitter, OutFile
 
 REGISTRY: dict[str, Emitter] = {
@@ -14,6 +14,7 @@ REGISTRY: dict[str, Emitter] = {
     modprobe.FORMAT: modprobe.emit,
     opensm.FORMAT: opensm.emit,
     routes.FORMAT: routes.emit,
+    ansible.FORMAT: ansible.emit,
 }
 
 DEFAULT_FORMATS: tuple[str, ...] = tuple(REGISTRY)
