@@ -6,7 +6,7 @@ generate`` writes without ``--formats``.
 
 from __future__ import annotations
 
-from lnetgen.emit import ansible, lnetctl, modprobe, opensm, routes  # noqa: I001
+from lnetgen.emit import ansible, lnetctl, modprobe, opensm, routes
 from lnetgen.emit.base import Context, Emitter, OutFile
 
 REGISTRY: dict[str, Emitter] = {
