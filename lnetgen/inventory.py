@@ -594,8 +594,7 @@ class _Checker:
             return None
 
     def nid(self, text: str, path: Path) -> nodes.Nid | None:
-        addr, _, netstr = text.rpartition("@")
-        net = self.net(netstr, path)
+        net = self.net(text.rpartition("@")[2], path)  # LND and range problems, with hints
         if net is None:
             return None
         try:
@@ -610,7 +609,6 @@ class _Checker:
                 f"{text!r}: {net.lnd} addresses are 32-bit numbers (at most {MAX_NUMERIC_ADDR})",
             )
             return None
-        del addr
         return nid
 
     def guid(self, text: str, path: Path, owner: str) -> None:
