@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import csv
+import dataclasses
 import difflib
 import hashlib
 import ipaddress
@@ -1741,14 +1742,23 @@ class _Checker:
                     "their traffic would have to cross the spine",
                     hint="attach at least one router to the same leaf module or TOR",
                 )
-        used = {m: c for m, c in by_leaf_rtr.items() if m in by_leaf_srv}
-        if used and max(used.values()) != min(used.values()):
+        # compare leaves that hold the same kind of servers (an MDS TOR with 2 routers next
+        # to OSS TORs with 8, as on Blue Waters, is a design, not a mistake)
+        kinds: dict[tuple[str, ...], dict[tuple[str, str], int]] = defaultdict(dict)
+        for module, held in by_leaf_srv.items():
+            if by_leaf_rtr[module]:
+                kind = tuple(sorted({s.role for _, s in held}))
+                kinds[kind][module] = by_leaf_rtr[module]
+        for kind, used in sorted(kinds.items()):
+            if max(used.values()) == min(used.values()):
+                continue
             counts = Counter(used.values())
             lo = min(used, key=lambda m: (used[m], m))
             self.warn(
                 ("routers",),
                 "W-ROUTER-SPREAD",
-                "routers are spread unevenly over the leaf modules that hold servers: "
+                f"routers are spread unevenly over the leaf modules that hold "
+                f"{'+'.join(r.upper() for r in kind)} servers: "
                 + ", ".join(f"{n} module(s) with {c} router(s)" for c, n in sorted(counts.items()))
                 + f" (e.g. {_label(lo)} has {used[lo]})",
             )
@@ -1800,7 +1810,25 @@ def check_source(src: Source) -> tuple[Site | None, list[Diagnostic]]:
     out = diags + checker.diags
     if errors(out):
         site = None
+    elif site is not None:
+        out += _fabric_findings(src, site)
     return site, sorted(out)
+
+
+def _fabric_findings(src: Source, site: Site) -> list[Diagnostic]:
+    """Warnings that need the whole site (IO nodes on the same port position: OpenSM ftree),
+    relocated to the line of the JSON path they name."""
+    from lnetgen.fabric import io_port_findings  # fabric reads the model, not the inventory
+
+    out = []
+    for d in io_port_findings(site):
+        path = tuple(
+            int(part[1:-1]) if part.startswith("[") else part.lstrip(".")
+            for part in re.findall(r"\[\d+\]|\.[^.\[]+", d.path.removeprefix("$"))
+        )
+        line, col = src.where(path)
+        out.append(dataclasses.replace(d, file=src.file, line=line, col=col))
+    return out
 
 
 def _canonical_bytes(src: Source) -> bytes:
