@@ -213,28 +213,12 @@ def fabric_of(site: Site, name: str | None = None) -> Fabric:
 
 
 def client_ports(site: Site) -> list[int]:
-    """The leaf port of every fat-tree client, in client order.
-
-    The ``Site`` model keeps each client's leaf but not its port, so the ports are recounted
-    from the inventory's ``topology.attach`` (``first_port`` onwards, in node-set order), as
-    the inventory loader assigns them.  A model that carries ``clients.ports`` is used as is.
-    """
-    carried = getattr(site.clients, "ports", None)
-    if carried is not None and len(carried) == len(site.clients):
-        return [int(p) for p in carried]
-    from lnetgen.yamlsrc import load_file
-
-    index = {n: i for i, n in enumerate(site.clients.names)}
-    ports = [0] * len(site.clients)
-    topo = load_file(site.file).data.get("topology", {})
-    for at in topo.get("attach", []):
-        port = int(at.get("first_port", 1))
-        for m in nodes.expand(at["nodes"]):
-            k = index.get(m)
-            if k is not None:
-                ports[k] = port
-            port += 1
-    return ports
+    """The leaf port of every fat-tree client, in client order (as the inventory assigned
+    them: ``first_port`` onwards, in node-set order)."""
+    ports = site.clients.ports
+    if ports is None or len(ports) != len(site.clients):
+        return [0] * len(site.clients)
+    return [int(p) for p in ports]
 
 
 def fabric_hosts(site: Site, fabric: Fabric) -> list[Host]:

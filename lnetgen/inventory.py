@@ -1183,6 +1183,7 @@ class _Checker:
         n = len(all_names)
         coords = np.full((n, 3), -1, dtype=np.int32)
         leaf = np.full(n, -1, dtype=np.int32)
+        self.client_ports = np.zeros(n, dtype=np.int32)
         leaves: list[tuple[str, str]] = []
         if torus is not None and topo is not None:
             got = self.torus_coords(torus, topo, all_names, [r for _, r in routers])
@@ -1205,6 +1206,7 @@ class _Checker:
             leaf,
             tuple(leaves),
             tuple(guids),
+            self.client_ports,
         )
 
     def expand(self, text: str, path: Path, room: int = MAX_CLIENTS) -> list[str] | None:
@@ -1571,6 +1573,7 @@ class _Checker:
             lid = leaf_id.setdefault(a.module, len(leaf_id))
             for k, m in enumerate(members):
                 leaf[index[m]] = lid
+                self.client_ports[index[m]] = first + k
                 self.claim_port(Attachment(a.switch, a.leaf, first + k), (*p, "nodes"), m)
         if all_parsed and not named.all():
             loose = [names[int(k)] for k in np.nonzero(~named)[0][:1000]]

@@ -122,6 +122,7 @@ class Clients:
     leaf: npt.NDArray[np.int32]
     leaves: tuple[tuple[str, str], ...] = ()
     guids: tuple[str, ...] = ()  # port GUIDs on an IB compute fabric, or empty
+    ports: npt.NDArray[np.int32] | None = None  # leaf port of each fat-tree client (else 0)
 
     def __len__(self) -> int:
         return len(self.names)
