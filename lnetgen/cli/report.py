@@ -1,0 +1,139 @@
+"""``lnetgen report``: the HTML pictures of a site's plan (or of every strategy side by side).
+
+Register with ``main.add_command(report.command)``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from lnetgen.cli.common import EXIT_INPUT, EXIT_OK, STRATEGY_OPT, handles_input_errors, print_diags
+
+
+@click.command("report")
+@click.argument("site", type=click.Path(exists=True, dir_okay=False))
+@STRATEGY_OPT
+@click.option(
+    "--compare",
+    is_flag=True,
+    help="every strategy (or --strategies) side by side instead of one",
+)
+@click.option(
+    "--strategies",
+    "only",
+    default=None,
+    metavar="LIST",
+    help="with --compare: comma-separated strategies (default: all)",
+)
+@click.option(
+    "--out",
+    "-o",
+    "out",
+    type=click.Path(dir_okay=False, writable=True),
+    default="report.html",
+    show_default=True,
+    help="the HTML file to write (replaced atomically)",
+)
+@click.option(
+    "--max-slices",
+    type=click.IntRange(min=0),
+    default=None,
+    help="torus z-slices drawn per direction, most loaded first (default 6, 2 with --compare)",
+)
+@click.option(
+    "--max-switches",
+    type=click.IntRange(min=0),
+    default=None,
+    help="switch boxes drawn per strategy; the rest are summarized (default 24, 8 with --compare)",
+)
+@click.option(
+    "--link-mb-s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=3020.0,
+    show_default=True,
+    help="one-way bandwidth of a torus link (MB/s; SeaStar2+, seed 000)",
+)
+@click.option(
+    "--ost-mb-s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=180.0,
+    show_default=True,
+    help="streaming rate of one OST = one flow (MB/s; seed 000)",
+)
+@click.option(
+    "--weight-by",
+    type=click.Choice(["osts", "servers"]),
+    default="osts",
+    show_default=True,
+    help="uniform load: a server offers one flow per OST (MDS none), or one per server",
+)
+@handles_input_errors(EXIT_INPUT)
+def command(
+    site: str,
+    strategy: str | None,
+    compare: bool,
+    only: str | None,
+    out: str,
+    max_slices: int | None,
+    max_switches: int | None,
+    link_mb_s: float,
+    ost_mb_s: float,
+    weight_by: str,
+) -> None:
+    """Write one self-contained HTML file of pictures for the plan of SITE.
+
+    The storage fabric (switches, leaf modules, routers and servers on their ports, coloured by
+    storage LNet, spine crossings as bars), the torus (per-link load as heat maps of the most
+    loaded X-Y slices, writes and reads), router-load and link-load histograms, the N-1 failure
+    summary, and the validation warnings and route-table findings.  Inline SVG and CSS only:
+    no script, nothing fetched.  With --compare every strategy is solved and drawn side by side
+    on shared scales.
+
+    Exit status: 0 written, 2 bad input or usage.
+    """
+    from lnetgen.analyze import Settings
+    from lnetgen.api import load_site
+    from lnetgen.report import build_report, render_html
+    from lnetgen.solve import strategy_names
+    from lnetgen.write import write_file
+
+    if compare and strategy:
+        raise click.UsageError("give --strategy or --compare, not both")
+    if only and not compare:
+        raise click.UsageError("--strategies goes with --compare")
+    known = strategy_names()
+    if compare:
+        names = [s.strip() for s in only.split(",") if s.strip()] if only else known
+        unknown = [s for s in names if s not in known]
+        if unknown or not names:
+            raise click.BadParameter(
+                f"unknown {', '.join(unknown) or '(empty list)'} (known: {', '.join(known)})",
+                param_hint="--strategies",
+            )
+    site_obj, warnings = load_site(site)
+    print_diags(warnings)
+    if not compare:
+        name = strategy or site_obj.strategy.default
+        if name not in known:
+            raise click.BadParameter(
+                f"unknown {name} (known: {', '.join(known)})", param_hint="--strategy"
+            )
+        names = [name]
+    report = build_report(
+        site_obj,
+        names,
+        warnings,
+        settings=Settings(link_mb_s, ost_mb_s, weight_by),
+        max_switches=max_switches,
+        max_slices=max_slices,
+    )
+    html = render_html(report)
+    write_file(out, html)
+    size = len(html.encode("utf-8"))
+    click.echo(f"{out}: {size:,} bytes; site {report.site}, strategy {', '.join(names)}")
+    sys.exit(EXIT_OK)
+
+
+__all__ = ["command"]
