@@ -54,7 +54,7 @@ Per format (chosen from what each consumer treats specially):
     comments, or ``[a-z_]+ [A-Za-z0-9_./:,-]+``.
 ``ansible/**/*.yml`` generated variables and inventory (Ansible templates every string value
     with Jinja2, so ``{``, ``}`` and ``%`` would run code)
-    parses as YAML; strings are ``[A-Za-z0-9 _.:@()\\[\\],/+-]*`` (no quotes, ``#``, ``{}``,
+    parses as YAML; strings are ``[A-Za-z0-9 _.:@()\\[\\],/+-]+`` (no quotes, ``#``, ``{}``,
     ``%``, ``$``, backtick, ``;``); group names ``[a-z][a-z0-9_]*``; host names NAME or
     Ansible host ranges (``oss[01:12]``, ``widow[2:3]-oss[01:48]``);
     ``lustre_lnet_module_networks``/``_routes`` items obey the modprobe rules above (the role
@@ -113,7 +113,7 @@ _PATH_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _PRINTABLE = re.compile(r"[ -~]*")
 _JSON_TEXT = re.compile(r"[^\"\\$`\x00-\x1f\x7f-\U0010ffff]*")
 _CSV_FIELD = re.compile(r"(?![=+\-@])[^\"\\$`\x00-\x1f\x7f-\U0010ffff]*")
-_ANSIBLE_TEXT = re.compile(r"[A-Za-z0-9 _.:@()\[\],/+-]*")
+_ANSIBLE_TEXT = re.compile(r"[A-Za-z0-9 _.:@()\[\],/+-]+")
 _YAML_KEY = re.compile(r"[A-Za-z ()]+")
 _NETWORKS_ITEM = re.compile(rf"{NET}(\({IFACE}(,{IFACE})*\))?")
 _GATEWAY = re.compile(r"[0-9.,/\[\]-]+@[a-z][a-z0-9,\[\]-]*(:[0-9]+)?")
@@ -292,7 +292,7 @@ def _check_ansible_yaml(rel: str, text: str) -> list[str]:
         if not isinstance(value, str):
             out.append(f"{type(value).__name__} at {path}")
             continue
-        if not _ANSIBLE_TEXT.fullmatch(value):
+        if not value or not _ANSIBLE_TEXT.fullmatch(value):
             out.append(f"{value[:80]!r} at {path}")
         if inventory and path.endswith("/<key>"):
             group = "/hosts/" not in path
@@ -480,6 +480,7 @@ _NETS = 'options lnet networks="gni(ipogif0)"'
             "lookup",
         ),
         ("ansible/host_vars/h/lnet.yml", _HEAD + "lustre_lnet_module_routes: [gni]\n", "route"),
+        ("ansible/host_vars/h/lnet.yml", _HEAD + "x:\n  gni0:\n    - interfaces: ['']\n", "''"),
         ("ansible/inventory.yml", _HEAD + "all:\n  hosts:\n    a;b:\n", "host name"),
         ("ansible/site.yml", "- hosts: all\n", "shipped role file"),
         ("plan.json", '{"site": "a\\"b"}\n', "site"),
