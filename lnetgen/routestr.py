@@ -258,6 +258,7 @@ def _expand_iter(token: _Text, budget: _Budget | None) -> Iterator[_Text]:
 
 
 @functools.lru_cache(maxsize=1 << 10)
+@functools.lru_cache(maxsize=1 << 16)
 def _route_net(text: str) -> Net:
     if not text.isascii():
         raise ValueError(f"{text!r} is not an LNet network name")
@@ -724,16 +725,58 @@ def format_routes(routes: Iterable[KRoute], *, merge_nets: bool = False) -> str:
     while True:
         stmts: list[str] = []
         for _key, net_tok, hop, prio, gws_list in keyed:
-            stmts.extend(_statements_for(net_tok, hop, prio, gws_list, limit))
+            stmts.extend(_statements_cached(net_tok, hop, prio, tuple(gws_list), limit))
         text = "; ".join(stmts)
+        if _fits_budget(stmts):
+            return text
+        if limit <= 4096:
+            raise ValueError("routes too large for the kernel's text buffers")
+        limit -= 4096
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _statements_cached(
+    net_tok: str, hop: int, priority: int, gws: tuple[Nid, ...], limit: int
+) -> tuple[str, ...]:
+    # client classes of one site share most of their (net, priority) gateway groups
+    return tuple(_statements_for(net_tok, hop, priority, gws, limit))
+
+
+class _Peak(_Budget):
+    """A budget that records the highest level one statement's expansion reaches."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.peak = 0
+
+    def alloc(self, text: str, offset: int) -> None:
+        super().alloc(text, offset)
+        self.peak = max(self.peak, self.live)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _statement_peak(stmt: str) -> int:
+    peak = _Peak()
+    for _route in _parse_statement(stmt, 0, peak, False):
+        pass
+    return peak.peak
+
+
+def _fits_budget(stmts: Sequence[str]) -> bool:
+    """What ``parse_routes_ordered`` checks, statement by statement: all statement buffers are
+    allocated first and freed one by one, so statement ``i`` expands on top of the buffers of
+    statements ``i..n``.  Each statement's own peak is computed once and cached."""
+    pending = sum(_Budget.cost(s) for s in stmts)
+    if pending > TEXTBUF_BUDGET:
+        return False
+    for stmt in stmts:
         try:
-            parse_routes_ordered(text)
+            if pending + _statement_peak(stmt) > TEXTBUF_BUDGET:
+                return False
         except RouteBudgetError:
-            if limit <= 4096:
-                raise ValueError("routes too large for the kernel's text buffers") from None
-            limit -= 4096
-            continue
-        return text
+            return False
+        pending -= _Budget.cost(stmt)
+    return True
 
 
 # ----------------------------------------------------------------------------- networks=

@@ -26,6 +26,9 @@ from lnetgen.plan import (
     Route,
     RouterPlan,
     ServerPlan,
+    WHY_ALTERNATE,
+    WHY_BACKUP,
+    WHY_PRIMARY,
     ServerRoutes,
     check_guarantees,
 )
@@ -133,6 +136,7 @@ def solve(site: Site, strategy: str | None = None) -> Plan:
                 label(spec.module) if spec.module else "",
                 spec.fs,
                 spec.group,
+                spec.why,
             )
         )
         for s in spec.servers:
@@ -147,7 +151,7 @@ def solve(site: Site, strategy: str | None = None) -> Plan:
             used = _client_side_routers(spec, clients.net_index, client_net_names.index(cnet), cnet)
             for r in prim:
                 if r.name in used:
-                    routes.append(Route(cnet, rnid[r.name][net], 1, 0, spec.why))
+                    routes.append(Route(cnet, rnid[r.name][net], 1, 0, WHY_PRIMARY))
             for r in spec.backup:
                 if r.client_net == nodes.parse_net(cnet) and r not in prim:
                     routes.append(
@@ -156,7 +160,7 @@ def solve(site: Site, strategy: str | None = None) -> Plan:
                             rnid[r.name][net],
                             1,
                             spec.backup_priority,
-                            "backup for " + spec.group,
+                            WHY_BACKUP,
                         )
                     )
         server_routes.append(
@@ -261,18 +265,16 @@ def _spec_routes(
     spec: NetSpec, net: str, cnet: str, pick: int, rnid: dict[str, dict[str, str]]
 ) -> list[Route]:
     routes = []
-    usable = [r for r in spec.routers if str(r.client_net) == cnet]
     for idx, r in enumerate(spec.routers):
         if str(r.client_net) != cnet:
             continue
         gw = rnid[r.name][cnet]
         if pick < 0 or idx == pick:
-            routes.append(Route(net, gw, 1, 0, spec.why))
+            routes.append(Route(net, gw, 1, 0, WHY_PRIMARY))
         else:
             routes.append(
-                Route(net, gw, 1, spec.set_backup_priority, f"alternate router of {spec.group}")
+                Route(net, gw, 1, spec.set_backup_priority, WHY_ALTERNATE)
             )
-    del usable
     for r in spec.backup:
         if str(r.client_net) == cnet and r not in spec.routers:
             routes.append(
@@ -281,7 +283,7 @@ def _spec_routes(
                     rnid[r.name][cnet],
                     1,
                     spec.backup_priority,
-                    f"backup group for {spec.group}",
+                    WHY_BACKUP,
                 )
             )
     return routes
