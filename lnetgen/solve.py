@@ -19,6 +19,9 @@ from lnetgen.model import Router, Site
 from lnetgen.plan import (
     CLIENT,
     STORAGE,
+    WHY_ALTERNATE,
+    WHY_BACKUP,
+    WHY_PRIMARY,
     ClientClass,
     Interface,
     Network,
@@ -26,9 +29,6 @@ from lnetgen.plan import (
     Route,
     RouterPlan,
     ServerPlan,
-    WHY_ALTERNATE,
-    WHY_BACKUP,
-    WHY_PRIMARY,
     ServerRoutes,
     check_guarantees,
 )
@@ -272,9 +272,7 @@ def _spec_routes(
         if pick < 0 or idx == pick:
             routes.append(Route(net, gw, 1, 0, WHY_PRIMARY))
         else:
-            routes.append(
-                Route(net, gw, 1, spec.set_backup_priority, WHY_ALTERNATE)
-            )
+            routes.append(Route(net, gw, 1, spec.set_backup_priority, WHY_ALTERNATE))
     for r in spec.backup:
         if str(r.client_net) == cnet and r not in spec.routers:
             routes.append(
