@@ -1018,13 +1018,15 @@ def _r(x: Any) -> float:
     return round(float(x), 6)
 
 
-def _torus(
-    ix: PlanIndex, tr: _Traffic, settings: Settings, mask: BoolArray, ports: bool = True
-) -> TorusReport | None:
-    """Link loads of all flows.  With ``ports`` each router's flows go through
-    ``topology.link_loads`` on their own, so that the links they arrive on (writes) and leave
-    by (reads) can be read off at the router; without, flows are batched (same totals, fewer
-    calls) and the per-port figures are zero."""
+_Loads = tuple[list[FloatArray], list[FloatArray], list[FloatArray]]
+
+
+def _link_loads(ix: PlanIndex, tr: _Traffic, ports: bool = True) -> _Loads | None:
+    """Link loads of all flows: ([writes, reads] as (X, Y, Z, 6) arrays, per-router port use
+    [writes in, reads out] as (R, 6), per-router totals).  With ``ports`` each router's flows
+    go through ``topology.link_loads`` on their own, so that the links they arrive on (writes)
+    and leave by (reads) can be read off at the router; without, flows are batched (same
+    totals, fewer calls) and the per-port figures are zero.  None without a torus."""
     site = ix.site
     if site.torus is None or ix.router_coords is None:
         return None
@@ -1102,6 +1104,38 @@ def _torus(
             loads_by_phase[phase] += loads
     flush(0)
     flush(1)
+    return loads_by_phase, port, total
+
+
+def link_load_arrays(
+    ix: PlanIndex, fail: Sequence[str] = (), workload: Workload | None = None
+) -> tuple[FloatArray, FloatArray] | None:
+    """Flows per directed torus link for writes (client -> router) and reads (router ->
+    client), each (X, Y, Z, 6) in ``topology.DIRECTIONS`` order, with ``fail`` down: the loads
+    ``analyze`` summarizes.  None when the client side is not a torus."""
+    mask = _failed_mask(ix, resolve_failures(ix.plan, fail) if fail else ())
+    got = _link_loads(ix, _traffic(ix, mask, workload), ports=False)
+    if got is None:
+        return None
+    writes, reads = got[0]
+    for loads in (writes, reads):
+        loads[np.abs(loads) < 1e-9] = 0.0  # float residue of the difference arrays
+    return writes, reads
+
+
+def _torus(
+    ix: PlanIndex, tr: _Traffic, settings: Settings, mask: BoolArray, ports: bool = True
+) -> TorusReport | None:
+    """Summaries of ``_link_loads`` (see there for ``ports``)."""
+    got = _link_loads(ix, tr, ports)
+    if got is None:
+        return None
+    site = ix.site
+    assert site.torus is not None and ix.router_coords is not None
+    dims = site.torus.dims
+    R = len(ix.routers)
+    loads_by_phase, port, total = got
+    mode = site.torus.routing
     wl, rl = loads_by_phase
     w_in, r_out = port
     w_tot, r_tot = total

@@ -208,70 +208,9 @@ class Report:
 def link_load_arrays(
     ix: analyze.PlanIndex, fail: Sequence[str] = ()
 ) -> tuple[FloatArray, FloatArray] | None:
-    """Flows per directed torus link, writes (client -> router) and reads (router -> client),
-    each of shape (X, Y, Z, 6) (last axis in ``topology.DIRECTIONS`` order), for the uniform
-    workload with ``fail`` routers down; the same loads ``analyze.analyze`` summarizes.  None
-    when the client side is not a torus or a router has no coordinates."""
-    site = ix.site
-    if site.torus is None or ix.router_coords is None:
-        return None
-    rcoords = ix.router_coords
-    dims = site.torus.dims
-    mode = site.torus.routing
-    failed = analyze.resolve_failures(ix.plan, fail) if fail else ()
-    mask = analyze._failed_mask(ix, failed)
-    tr = analyze._traffic(ix, mask, None)
-    coords = np.asarray(site.clients.coords, dtype=np.int64).reshape(-1, 3)
-    lin = np.ravel_multi_index(coords.T, dims) if len(coords) else np.zeros(0, dtype=np.int64)
-    chips, chip_of = np.unique(lin, return_inverse=True)
-    chip_of = chip_of.reshape(-1)
-    chip_xyz = np.stack(np.unravel_index(chips, dims), axis=1).astype(np.int64)
-    out: list[FloatArray] = []
-    for phase, (client, key, mat) in enumerate(
-        ((tr.w_client, tr.w_key, tr.w_matrix), (tr.r_client, tr.r_key, tr.r_matrix))
-    ):
-        loads = np.zeros((*dims, 6), dtype=np.float64)
-        batch: list[tuple[IntArray, IntArray, FloatArray]] = []
-        pending = 0
-        for r in range(len(ix.routers) if len(key) else 0):
-            w = mat[key, r]
-            nz = w > 0
-            if not nz.any():
-                continue
-            per_chip = np.bincount(chip_of[client[nz]], weights=w[nz], minlength=len(chips))
-            sel = np.nonzero(per_chip > 0)[0].astype(np.int64)
-            batch.append(
-                (sel, np.full(len(sel), r, dtype=np.int64), np.asarray(per_chip[sel], np.float64))
-            )
-            pending += len(sel)
-            if pending >= _BATCH_FLOWS:
-                loads += _batch_loads(batch, chip_xyz, rcoords, dims, mode, phase == 1)
-                batch, pending = [], 0
-        if batch:
-            loads += _batch_loads(batch, chip_xyz, rcoords, dims, mode, phase == 1)
-        loads[np.abs(loads) < 1e-9] = 0.0  # float residue of the difference arrays
-        out.append(loads)
-    return out[0], out[1]
-
-
-#: (chip, router) flows per ``topology.link_loads`` call (bounds memory).
-_BATCH_FLOWS = 500_000
-
-
-def _batch_loads(
-    batch: list[tuple[IntArray, IntArray, FloatArray]],
-    chip_xyz: IntArray,
-    rcoords: IntArray,
-    dims: tuple[int, int, int],
-    mode: str,
-    reads: bool,
-) -> FloatArray:
-    """Link loads of flows chip -> router (writes) or router -> chip (reads)."""
-    chip = chip_xyz[np.concatenate([b[0] for b in batch])]
-    rtr = rcoords[np.concatenate([b[1] for b in batch])]
-    w = np.concatenate([b[2] for b in batch])
-    src, dst = (rtr, chip) if reads else (chip, rtr)
-    return np.asarray(topology.link_loads(src, dst, dims, mode, weights=w), dtype=np.float64)
+    """Flows per directed torus link, writes and reads, each (X, Y, Z, 6): the loads
+    ``analyze`` summarizes (``analyze.link_load_arrays``).  None without a torus."""
+    return analyze.link_load_arrays(ix, fail)
 
 
 def clients_per_router(ix: analyze.PlanIndex) -> IntArray:
