@@ -1,4 +1,4 @@
-"""Shared test setup: import lnetgen from this checkout, golden-case helpers, hypothesis profile.
+"""Shared test setup: which lnetgen is imported, golden-case helpers, hypothesis profile.
 
 ``LNETGEN_REGEN=1 pytest ...`` rewrites golden files (``expected.txt``) instead of comparing;
 without it a mismatch fails and leaves ``<golden>.actual`` beside the golden file.
@@ -13,7 +13,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # plain `pytest` without an installed package
+try:  # an installed lnetgen (tox installs the wheel) is the one under test
+    import lnetgen  # noqa: F401
+except ImportError:  # plain `pytest` in a checkout without an installed package
     sys.path.insert(0, str(ROOT))
 
 CASES = Path(__file__).resolve().parent / "cases"
