@@ -1,4 +1,4 @@
-"""Scale benchmark: validate + generate (+ analyze, when available) on synthetic sites of
+"""Scale benchmark: validate + generate + analyze on synthetic sites of
 25k, 50k and 100k clients; prints wall time and peak memory per step and the growth ratios.
 
 ``python bench/bench_scale.py [--sizes 25000,50000,100000] [--strategy groups]``
@@ -62,13 +62,8 @@ def main() -> int:
             steps = {
                 "validate": ["validate", site],
                 "generate": ["generate", site, "-s", args.strategy, "--out", out],
+                "analyze": ["analyze", site, "-s", args.strategy, "--format", "json"],
             }
-            try:
-                import lnetgen.analyze  # noqa: F401
-
-                steps["analyze"] = ["analyze", site, "-s", args.strategy, "--format", "json"]
-            except ImportError:
-                pass
             results[n] = {}
             for name, cmd in steps.items():
                 t = time.perf_counter()
