@@ -88,3 +88,38 @@ def modules(site: Site) -> list[tuple[Module, list[Server], list[Router]]]:
 def _server_key(s: Server) -> tuple[int, str, str]:
     # MDS before OSS within a leaf, then by file system and name
     return (0 if s.role == "mds" else 1, s.fs, s.name)
+
+
+def leaf_sets(
+    site: Site,
+    pick: Callable[[npt.NDArray[np.intp], list[Router]], npt.NDArray[np.integer]],
+    why: str,
+) -> list[NetSpec]:
+    """One storage net per leaf module whose clients each get one of the module's routers.
+
+    ``pick(members, routers)`` chooses, for the clients ``members`` of one client net (indices
+    in inventory order), an index into ``routers`` (the module's routers on that net).  ``why``
+    is formatted with ``{leaf}``.
+    """
+    net = site.clients.net_index
+    specs: list[NetSpec] = []
+    for module, servers, routers in modules(site):
+        choice = np.zeros(len(net), dtype=np.int32)
+        for k, cnet in enumerate(site.clients.nets):
+            idx = [j for j, r in enumerate(routers) if r.client_net == cnet]
+            members = np.nonzero(net == k)[0]
+            if not idx or not len(members):
+                continue  # the coverage check reports a net without a gateway
+            chosen = pick(members, [routers[j] for j in idx])
+            choice[members] = np.asarray(idx, dtype=np.int32)[chosen]
+        specs.append(
+            NetSpec(
+                servers,
+                routers,
+                module,
+                group=label(module),
+                choice=choice,
+                why=why.format(leaf=label(module)),
+            )
+        )
+    return specs

@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 
 from lnetgen.model import Router, Site
-from lnetgen.strategies.base import NetSpec, Strategy, label, modules, solve_error
-from lnetgen.strategies.round_robin import routers_by_net
+from lnetgen.strategies.base import NetSpec, Strategy, leaf_sets, solve_error
 
 NAME = "nearest-neighbor"
 
@@ -46,32 +46,14 @@ def hop_costs(site: Site, client_idx: np.ndarray, routers: list[Router]) -> np.n
 
 
 def design(site: Site) -> list[NetSpec]:
-    from lnetgen import transport  # scipy is imported only when this layout is used
+    from lnetgen import transport  # imported only when this layout is used
 
-    net = site.clients.net_index
-    specs: list[NetSpec] = []
-    for module, servers, routers in modules(site):
-        choice = np.zeros(len(net), dtype=np.int32)
-        for k, idx in routers_by_net(site, routers).items():
-            members = np.nonzero(net == k)[0]
-            if not idx or not len(members):
-                continue
-            sub = [routers[j] for j in idx]
-            cost = hop_costs(site, members, sub)
-            cap = np.full(len(sub), math.ceil(len(members) / len(sub)), dtype=np.int64)
-            pick = transport.assign(cost, cap)
-            choice[members] = np.asarray(idx, dtype=np.int32)[pick]
-        specs.append(
-            NetSpec(
-                servers,
-                routers,
-                module,
-                group=label(module),
-                choice=choice,
-                why=f"nearest router of {label(module)} (balanced, minimal hops)",
-            )
-        )
-    return specs
+    def pick(members: npt.NDArray[np.intp], routers: list[Router]) -> npt.NDArray[np.int64]:
+        cost = hop_costs(site, members, routers)
+        cap = np.full(len(routers), math.ceil(len(members) / len(routers)), dtype=np.int64)
+        return transport.assign(cost, cap)
+
+    return leaf_sets(site, pick, "nearest router of {leaf} (balanced, minimal hops)")
 
 
 STRATEGY = Strategy(

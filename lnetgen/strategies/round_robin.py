@@ -10,52 +10,20 @@ router k mod R of the set.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
-from lnetgen.model import Site
-from lnetgen.strategies.base import NetSpec, Strategy, label, modules
+from lnetgen.model import Router, Site
+from lnetgen.strategies.base import NetSpec, Strategy, leaf_sets
 
 NAME = "round-robin"
 
 
-def per_net_positions(site: Site) -> tuple[np.ndarray, np.ndarray]:
-    """For each client: its client-net index and its rank among clients of that net."""
-    net = site.clients.net_index
-    rank = np.zeros(len(net), dtype=np.int64)
-    for k in np.unique(net):
-        idx = np.nonzero(net == k)[0]
-        rank[idx] = np.arange(len(idx))
-    return net, rank
-
-
-def routers_by_net(site: Site, routers: list) -> dict[int, list[int]]:  # type: ignore[type-arg]
-    nets = site.clients.nets
-    out: dict[int, list[int]] = {}
-    for k, net in enumerate(nets):
-        out[k] = [j for j, r in enumerate(routers) if r.client_net == net]
-    return out
-
-
 def design(site: Site) -> list[NetSpec]:
-    net, rank = per_net_positions(site)
-    specs: list[NetSpec] = []
-    for module, servers, routers in modules(site):
-        choice = np.zeros(len(net), dtype=np.int32)
-        for k, idx in routers_by_net(site, routers).items():
-            members = net == k
-            if not idx:
-                continue  # coverage check reports the missing gateway
-            choice[members] = np.asarray(idx, dtype=np.int32)[rank[members] % len(idx)]
-        specs.append(
-            NetSpec(
-                servers,
-                routers,
-                module,
-                group=label(module),
-                choice=choice,
-                why=f"round-robin over the routers of {label(module)}",
-            )
-        )
-    return specs
+    def pick(members: npt.NDArray[np.intp], routers: list[Router]) -> npt.NDArray[np.intp]:
+        # client k of a client net (k counts that net's clients in inventory order)
+        return np.arange(len(members)) % len(routers)
+
+    return leaf_sets(site, pick, "round-robin over the routers of {leaf}")
 
 
 STRATEGY = Strategy(
