@@ -32,9 +32,9 @@ import numpy.typing as npt
 
 from lnetgen import __version__, analyze, nodes, topology
 from lnetgen.diagnostics import Diagnostic
+from lnetgen.emit.base import make_environment
 from lnetgen.model import Site, Switch
 from lnetgen.plan import Plan
-from lnetgen.resources import data_dir
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -1288,14 +1288,7 @@ def num(v: float) -> str:
 @cache
 def environment() -> jinja2.Environment:
     """The report's Jinja2 environment: the shipped templates directory, autoescape on."""
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=True,
-    )
+    env = make_environment(autoescape=True)
     env.filters["num"] = num
     return env
 

@@ -54,16 +54,23 @@ def header(plan: Plan) -> str:
     )
 
 
-@cache
-def environment() -> jinja2.Environment:
+def make_environment(autoescape: bool) -> jinja2.Environment:
+    """A Jinja2 environment on the shipped templates: StrictUndefined, trailing newline kept,
+    block tags trimmed.  Config files are rendered without escaping (every value was checked
+    against a strict pattern upstream); HTML with ``autoescape`` on."""
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
-        autoescape=False,
+        autoescape=autoescape,
     )
+
+
+@cache
+def environment() -> jinja2.Environment:
+    return make_environment(autoescape=False)
 
 
 def render(template: str, **values: Any) -> str:
