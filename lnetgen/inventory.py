@@ -459,41 +459,6 @@ def _lookup(data: Any, path: Path) -> Any:
 
 
 _CSV_INT = re.compile(r"[ \t]*-?[0-9]+[ \t]*")
-_BRACKET = re.compile(r"\[([^\]]*)\]")
-
-
-def _nodeset_bound(text: str) -> int:
-    """An upper bound on the nodes a node set names, computed without expanding it.
-
-    ClusterShell materialises every number of a range, so ``n[1-900000000]`` would take minutes
-    and gigabytes before its size could be checked.  Unparseable pieces count as 1; the real
-    parse reports them.
-    """
-    total = 0
-    depth, part = 0, ""
-    parts = []
-    for ch in text + ",":
-        depth += ch == "["
-        depth -= ch == "]"
-        if ch == "," and depth <= 0:
-            parts.append(part)
-            part = ""
-        else:
-            part += ch
-    for piece in parts:
-        size = 1
-        for group in _BRACKET.findall(piece):
-            count = 0
-            for item in group.split(","):
-                m = re.fullmatch(r" *([0-9]+) *- *([0-9]+) *(?:/ *([0-9]+))? *", item)
-                if m:
-                    lo, hi, step = int(m.group(1)), int(m.group(2)), int(m.group(3) or 1)
-                    count += max(0, hi - lo) // max(step, 1) + 1
-                else:
-                    count += 1
-            size *= max(count, 1)
-        total += size
-    return total
 
 
 def _label(module: tuple[str, str]) -> str:
@@ -1211,7 +1176,7 @@ class _Checker:
 
     def expand(self, text: str, path: Path, room: int = MAX_CLIENTS) -> list[str] | None:
         """Expand a node set of at most ``room`` nodes; report why not otherwise."""
-        bound = _nodeset_bound(text)
+        bound = nodes.count(text)
         if bound > room:
             self.err(
                 path,

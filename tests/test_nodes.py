@@ -35,6 +35,62 @@ def test_fold_large_contiguous() -> None:
     assert nodes.fold([]) == ""
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["nid", "rtr", "c"]),
+            st.lists(st.tuples(st.integers(0, 20), st.integers(1, 4))),  # (length, step)
+            st.sampled_from(["", "-s", "p"]),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_count_is_the_size_without_expanding(
+    pieces: list[tuple[str, list[tuple[int, int]], str]],
+) -> None:
+    """Node sets of ranges that do not overlap: ``count`` is exact (each prefix used once, its
+    ranges laid end to end with a gap so that none overlap)."""
+    parts = []
+    for k, (prefix, ranges, suffix) in enumerate(pieces):
+        items, start = [], 1
+        for length, step in ranges:
+            stop = start + length * step
+            items.append(f"{start}-{stop}/{step}" if length else str(start))
+            start = stop + 2
+        body = f"[{','.join(items)}]" if items else str(k)
+        parts.append(f"{prefix}{k}x{body}{suffix}")
+    text = ",".join(parts)
+    assert nodes.count(text) == len(nodes.expand(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        ("", 0),
+        ("oss01", 1),
+        ("nid[00001-25712]", 25712),
+        ("n[1-3],m[1-2]", 5),
+        ("n[1,3-5]", 4),
+        ("r[1-3]c[1-4]", 12),
+        ("n[1-10/3]", 4),
+        ("n[1-900000000]", 900_000_000),  # counted, never expanded
+        ("n[1-4],n[3-6]", 8),  # overlap: an upper bound
+        ("n[1-3", 1),  # does not parse: nodeset() says so
+    ],
+)
+def test_count(text: str, size: int) -> None:
+    assert nodes.count(text) == size
+
+
+@pytest.mark.parametrize("text", ["n[1-99999999999]", "n[0-1000000000]"])
+def test_range_too_large_is_a_syntax_error(text: str) -> None:
+    """ClusterShell refuses ranges of 10^9 and more with an AssertionError."""
+    with pytest.raises(nodes.NodeSyntaxError, match="range too large"):
+        nodes.nodeset(text)
+
+
 def test_group_syntax_is_refused() -> None:
     with pytest.raises(nodes.NodeSyntaxError):
         nodes.nodeset("@oss")
