@@ -342,6 +342,28 @@ class _Comparer:
         return diff, tuple(notes)
 
 
+def _fold_hosts(names: Iterable[str]) -> str:
+    """Fold live host names into one node set.  ``read_live`` only takes host names from file
+    names that are host names; any other name (a ``LiveSet`` built elsewhere) is listed after
+    the node set, escaped, and never parsed as node set syntax."""
+    good: list[str] = []
+    other: list[str] = []
+    for name in names:
+        (good if nodes.HOSTNAME_RE.match(name) else other).append(name)
+    parts = [nodes.fold(good)] if good else []
+    parts.extend(_show_name(name) for name in sorted(other))
+    return ", ".join(parts)
+
+
+def _show_name(name: str) -> str:
+    """A host name as it is; anything else quoted and escaped."""
+    return name if nodes.HOSTNAME_RE.match(name) else ascii(name)
+
+
+def _show_path(path: str) -> str:
+    return path if path.isprintable() else ascii(path)[1:-1]
+
+
 def diff(plan: Plan, live: LiveSet, site: Site | None = None) -> DiffResult:
     """Compare ``plan`` (with ``site`` for client NIDs) with ``live``; see ``DiffResult``."""
     expected = expected_states(plan, site)
@@ -385,7 +407,7 @@ def diff(plan: Plan, live: LiveSet, site: Site | None = None) -> DiffResult:
         missing_count=len(missing),
         unknown=[(h, live.files.get(h, ())) for h in unknown],
         errors=sorted(live.errors),
-        error_hosts=nodes.fold(sorted(live.error_hosts)),
+        error_hosts=_fold_hosts(live.error_hosts),
         health=health_rows,
     )
 
@@ -621,15 +643,17 @@ def format_text(result: DiffResult) -> str:
     if result.unknown:
         out.append("")
         out.append(
-            f"unknown (live dump, not in the plan): {nodes.fold(h for h, _f in result.unknown)}"
+            f"unknown (live dump, not in the plan): {_fold_hosts(h for h, _f in result.unknown)}"
         )
         for host, files in result.unknown[:20]:
-            out.append(f"  {host}: {', '.join(files)}")
+            out.append(f"  {_show_name(host)}: {', '.join(_show_path(f) for f in files)}")
         if len(result.unknown) > 20:
             out.append(f"  ... and {len(result.unknown) - 20} more")
     if result.errors:
         out.append("")
-        out.append(f"unreadable dumps ({result.error_hosts}):")
+        # a file whose name is not a host name belongs to no host
+        hosts = f" ({result.error_hosts})" if result.error_hosts else ""
+        out.append(f"unreadable dumps{hosts}:")
         out.extend(f"  {d.format()}" for d in result.errors)
     if result.health:
         out.append("")

@@ -10,7 +10,9 @@ Accepted dumps, recognized by content (the file name only names the host):
 
 A directory holds one or more files per host, named ``<host>`` or ``<host>.<anything>``; a
 directory written by ``lnetgen generate`` (it has ``manifest.json``) gives every host of every
-lnetctl (else modprobe) file.  Normalization (lnet-formats reference §4): canonical net names
+lnetctl (else modprobe) file.  Only regular files are read, at most ``MAX_FILE_BYTES`` each, and
+only under names that start with a host name: anything else is reported, never read, folded or
+printed as it is.  Normalization (lnet-formats reference §4): canonical net names
 (``o2ib0`` is ``o2ib``), gateway ranges expanded to single NIDs, a missing ``hop`` is -1 and a
 missing ``priority`` 0, routes keyed by (net, gateway NID); route ``state``/``type`` and NI
 status are not configuration and become health notes.
@@ -22,16 +24,18 @@ are cached by their exact text, so 25,000 dumps that share a route table parse i
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import re
+import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
-from lnetgen import nodes, routestr
+from lnetgen import nodes, routestr, yamlsrc
 from lnetgen.diagnostics import Diagnostic, InputError
 
 try:  # the C composer is several times faster
@@ -45,6 +49,11 @@ RouteKey = tuple[str, str]  # (net, gateway NID)
 MAX_FILE_BYTES = 64 * 1024 * 1024
 #: Drop the parse cache when the text it holds grows past this.
 _CACHE_BYTES = 256 * 1024 * 1024
+#: Deepest nesting of YAML lists and mappings accepted (lnetctl prints about 6 levels).
+MAX_DEPTH = yamlsrc.MAX_DEPTH
+#: Most host names all entries of a generated tree's manifest may name together (every host
+#: of a site appears once per format).
+MAX_MANIFEST_HOSTS = 4_000_000
 
 UNDEFINED_HOP = -1
 
@@ -245,11 +254,15 @@ class _Block:
     def __init__(self, toks: list[list[Any]]) -> None:
         self.t = toks
         self.i = 0
+        self.depth = 0
 
     def node(self, ind: int) -> Any:
-        if self.t[self.i][3]:
-            return self.seq(ind)
-        return self.map(ind)
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise _Unsupported  # PyYAML's event count reports it, with the line
+        value = self.seq(ind) if self.t[self.i][3] else self.map(ind)
+        self.depth -= 1
+        return value
 
     def seq(self, ind: int) -> _Seq:
         t = self.t
@@ -329,18 +342,25 @@ def _block_parse(text: str) -> Any:
     return value
 
 
-def _from_node(node: yaml.Node, budget: list[int]) -> Any:
+def _from_node(node: yaml.Node, budget: list[int], depth: int = 0) -> Any:
     budget[0] -= 1
     if budget[0] < 0:
         raise _EntryError(node.start_mark.line + 1, "document expands to too many values")
     line = node.start_mark.line + 1
+    if depth > MAX_DEPTH:  # the text was checked; aliases can nest deeper (or contain themselves)
+        raise _EntryError(
+            line,
+            f"document is nested too deeply (more than {MAX_DEPTH} levels, counting what "
+            "aliases stand for)",
+            node.start_mark.column + 1,
+        )
     if isinstance(node, yaml.ScalarNode):
         if node.tag == "tag:yaml.org,2002:null":
             return None
         return str(node.value)
     if isinstance(node, yaml.SequenceNode):
         seq = _Seq(line)
-        seq.extend(_from_node(child, budget) for child in node.value)
+        seq.extend(_from_node(child, budget, depth + 1) for child in node.value)
         return seq
     if isinstance(node, yaml.MappingNode):
         out = _Map(line)
@@ -357,7 +377,7 @@ def _from_node(node: yaml.Node, budget: list[int]) -> Any:
                     f"duplicate key {key!r} (first at line {out.lines[key]})",
                     knode.start_mark.column + 1,
                 )
-            out[key] = _from_node(vnode, budget)
+            out[key] = _from_node(vnode, budget, depth + 1)
             out.lines[key] = kline
         return out
     raise _EntryError(line, "unsupported YAML node")  # pragma: no cover
@@ -376,7 +396,13 @@ def _yaml_parse(text: str) -> Any:
             "tab character in the indentation (YAML indents with spaces only)",
         )
     try:
+        # PyYAML's C composer recurses once per level and overflows the C stack (a crash) on
+        # deep nesting: count the parser's events first
+        yamlsrc._check_depth(text, "")
         docs = list(yaml.compose_all(text, Loader=_Loader))
+    except InputError as exc:  # from _check_depth
+        d = exc.diagnostics[0]
+        raise _EntryError(d.line, d.message, d.col) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or str(exc)
@@ -699,13 +725,13 @@ class _Cache:
             self.size = nbytes
 
 
-def _yaml_sections(data: bytes) -> Iterator[tuple[int, bytes]]:
-    """(byte offset, text) of each top-level section (a line at column 0 starts one)."""
+def _yaml_sections(data: bytes) -> Iterator[bytes]:
+    """The text of each top-level section (a line at column 0 starts one), in order."""
     start = 0
     for m in _SECTION_SPLIT.finditer(data):
-        yield start, data[start : m.end()]
+        yield data[start : m.end()]
         start = m.end()
-    yield start, data[start:]
+    yield data[start:]
 
 
 def _parse_section(chunk: bytes) -> list[tuple[str, Any, int]]:
@@ -736,19 +762,20 @@ def _parse_piece(piece: bytes, cache: _Cache) -> list[tuple[str, Any, int]]:
     if piece.startswith((b"---", b"...")) or b"\n---" in piece or b"\n..." in piece:
         piece = _DOC_MARKER.sub(b"", piece)  # keeps line numbers: only the marker text goes
     out: list[tuple[str, Any, int]] = []
-    for offset, chunk in _yaml_sections(piece):
+    line0 = 0  # lines before the section: counted section by section, not from the start
+    for chunk in _yaml_sections(piece):
         got = cache.sections.get(chunk)
         if got is None:
             try:
                 got = _parse_section(chunk)
             except _EntryError as exc:
                 if exc.line:
-                    exc.line += piece.count(b"\n", 0, offset)
+                    exc.line += line0
                 raise
             cache.sections[chunk] = got
             cache.remember(len(chunk))
-        line0 = piece.count(b"\n", 0, offset) if got else 0
         out.extend((key, value, line0 + kline) for key, value, kline in got)
+        line0 += chunk.count(b"\n")
     return out
 
 
@@ -954,36 +981,43 @@ _MODPROBE_WORDS = frozenset(
 
 @dataclass
 class _Logical:
-    """A modprobe line after joining ``\\`` continuations: text plus the physical line and
-    column each character came from."""
+    """A modprobe line after joining ``\\`` continuations: its text, and where each physical
+    line's piece of it starts (offset in ``text``) and which line that is."""
 
     text: str
-    where: list[tuple[int, int]]
+    starts: list[int]
+    lines: list[int]
 
     def at(self, index: int) -> tuple[int, int]:
-        if not self.where:
+        """(line, column) of the character at ``index`` (clamped to the text)."""
+        if not self.text:
             return (0, 0)
-        return self.where[min(max(index, 0), len(self.where) - 1)]
+        index = min(max(index, 0), len(self.text) - 1)
+        k = bisect.bisect_right(self.starts, index) - 1
+        return (self.lines[k], index - self.starts[k] + 1)
 
 
 def _logical_lines(text: str) -> Iterator[_Logical]:
-    cur: _Logical | None = None
+    parts: list[str] = []
+    starts: list[int] = []
+    lines: list[int] = []
+    size = 0
     for n, raw in enumerate(text.split("\n"), 1):
         line = raw.rstrip("\r")
         cont = line.endswith("\\")
         if cont:
             line = line[:-1]
-        if cur is None:
-            if line.lstrip().startswith("#"):
-                continue
-            cur = _Logical("", [])
-        cur.text += line
-        cur.where.extend((n, c + 1) for c in range(len(line)))
+        if not parts and line.lstrip().startswith("#"):
+            continue
+        parts.append(line)
+        starts.append(size)
+        lines.append(n)
+        size += len(line)
         if not cont:
-            yield cur
-            cur = None
-    if cur is not None:
-        yield cur
+            yield _Logical("".join(parts), starts, lines)
+            parts, starts, lines, size = [], [], [], 0
+    if parts:
+        yield _Logical("".join(parts), starts, lines)
 
 
 def _words(text: str) -> list[tuple[int, str]]:
@@ -1187,6 +1221,19 @@ def parse_dump(
             )
     except _EntryError as exc:
         raise LiveParseError(_diag(file, exc.line, exc.col, exc.message, host=host)) from None
+    except MemoryError:
+        # a dump near the size limit parses into ~25 times its size; what was built is freed
+        # on the way out, so the other dumps are still read
+        raise LiveParseError(
+            _diag(
+                file,
+                0,
+                0,
+                f"the dump ({len(data)} bytes) is too big to parse in the memory available",
+                "E-LIVE-SIZE",
+                host,
+            )
+        ) from None
     except LiveParseError as exc:
         if host and not exc.diagnostic.message.startswith("host "):
             d = exc.diagnostic
@@ -1256,26 +1303,85 @@ def merge_states(states: list[HostState]) -> HostState:
 # ----------------------------------------------------------------------------- reading PATH
 
 
+def _shown(text: str) -> str:
+    """``text`` fit to print: control characters, undecodable bytes and other unprintable
+    characters escaped (a file name or a manifest may hold any of them)."""
+    return text if text.isprintable() else ascii(text)[1:-1]
+
+
+def _clip(text: str, limit: int = 100) -> str:
+    shown = _shown(text)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
 def host_of(file_name: str) -> str:
     """The host a dump is named after: ``nid00042.yaml`` and ``nid00042.net.txt`` ->
-    ``nid00042`` (host names hold no dots)."""
-    return os.path.basename(file_name).split(".", 1)[0]
+    ``nid00042`` (host names hold no dots).
+
+    Raises ``LiveParseError`` (``E-LIVE-NAME``, naming the file) when the name does not start
+    with a host name (``nodes.HOSTNAME_RE``: letters, digits and ``-``) or holds characters that
+    cannot be printed; such a name is never taken for a host, folded or printed as it is.
+    """
+    base = os.path.basename(file_name)
+    host = base.split(".", 1)[0]
+    if nodes.HOSTNAME_RE.match(host) is None:
+        why = (
+            f"'{_clip(host)}' is not a host name (letters, digits and '-', at most 63; the "
+            "host name ends at the first '.')"
+        )
+    elif not base.isprintable():
+        why = "the file name holds characters that cannot be printed"
+    else:
+        return host
+    raise LiveParseError(_diag(_shown(file_name), 0, 0, f"not read: {why}", "E-LIVE-NAME"))
+
+
+def _file_kind(mode: int) -> str:
+    for test, what in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return what
+    return "a special file"
+
+
+def _not_regular(path: str, mode: int) -> LiveParseError:
+    return LiveParseError(
+        _diag(path, 0, 0, f"is {_file_kind(mode)}, not a regular file", "E-LIVE-READ")
+    )
+
+
+def _too_big(path: str, what: str) -> LiveParseError:
+    return LiveParseError(
+        _diag(path, 0, 0, f"{what}, over the {MAX_FILE_BYTES}-byte limit", "E-LIVE-SIZE")
+    )
 
 
 def _read(path: str) -> bytes:
-    with open(path, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
-        if size > MAX_FILE_BYTES:
-            raise LiveParseError(
-                _diag(
-                    path,
-                    0,
-                    0,
-                    f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit",
-                    "E-LIVE-SIZE",
-                )
-            )
-        return fh.read()
+    """The bytes of the regular file ``path``, at most ``MAX_FILE_BYTES`` of them.
+
+    Anything else is refused before it is read: a named pipe would wait for a writer forever
+    and a device such as ``/dev/zero`` never ends (its size reads 0).  Raises
+    ``LiveParseError`` (``E-LIVE-READ``, ``E-LIVE-SIZE``) or ``OSError``.
+    """
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise _not_regular(path, st.st_mode)
+    if st.st_size > MAX_FILE_BYTES:
+        raise _too_big(path, f"file is {st.st_size} bytes")
+    # non-blocking: a pipe put in the file's place after the check cannot hang the open
+    with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:
+        mode = os.fstat(fh.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise _not_regular(path, mode)
+        data = fh.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise _too_big(path, "file grew while it was read")
+    return data
 
 
 def _input_error(path: str, message: str) -> InputError:
@@ -1284,36 +1390,55 @@ def _input_error(path: str, message: str) -> InputError:
 
 def read_live(path: str) -> LiveSet:
     """Read a live PATH: a directory of per-host dumps, one dump, or a ``lnetgen generate``
-    directory.  Unparsable dumps become ``LiveSet.errors``; raises ``InputError`` when PATH
-    itself cannot be read or holds no dump."""
-    if not os.path.exists(path):
-        raise _input_error(path, "no such file or directory")
+    directory.  Unparsable dumps, and files whose name is not a host name, become
+    ``LiveSet.errors``; raises ``InputError`` when PATH itself cannot be read, is neither a
+    regular file nor a directory, or holds no dump."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise _input_error(path, "no such file or directory") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise _input_error(path, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     cache = _Cache()
     live = LiveSet(path)
-    if os.path.isdir(path):
+    if stat.S_ISDIR(st.st_mode):
         if os.path.isfile(os.path.join(path, "manifest.json")):
             _read_generated(path, live, cache)
-        else:
-            try:
-                names = sorted(
-                    e.name for e in os.scandir(path) if not e.name.startswith(".") and e.is_file()
-                )
-            except OSError as exc:
-                raise _input_error(path, f"cannot list: {exc.strerror or exc}") from None
-            if not names:
-                raise _input_error(path, "the directory holds no dump files")
-            by_host: dict[str, list[str]] = {}
-            for name in names:
-                by_host.setdefault(host_of(name), []).append(os.path.join(path, name))
-            for host in sorted(by_host):
-                _read_host(host, by_host[host], live, cache)
-    else:
+            return live
         try:
-            with open(path, "rb"):
-                pass
+            with os.scandir(path) as entries:
+                # anything but a directory is a dump: pipes and devices are refused by _read
+                names = sorted(
+                    e.name for e in entries if not e.name.startswith(".") and not e.is_dir()
+                )
         except OSError as exc:
-            raise _input_error(path, f"cannot read: {exc.strerror or exc}") from None
-        _read_host(host_of(path), [path], live, cache)
+            raise _input_error(path, f"cannot list: {exc.strerror or exc}") from None
+        if not names:
+            raise _input_error(path, "the directory holds no dump files")
+        by_host: dict[str, list[str]] = {}
+        for name in names:
+            full = os.path.join(path, name)
+            try:
+                by_host.setdefault(host_of(full), []).append(full)
+            except LiveParseError as exc:
+                live.errors.append(exc.diagnostic)
+        for host in sorted(by_host):
+            _read_host(host, by_host[host], live, cache)
+        return live
+    if not stat.S_ISREG(st.st_mode):
+        raise _input_error(
+            path, f"is {_file_kind(st.st_mode)}, expected a dump file or a directory of dumps"
+        )
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+    except OSError as exc:
+        raise _input_error(path, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        host = host_of(path)
+    except LiveParseError as exc:
+        live.errors.append(exc.diagnostic)
+        return live
+    _read_host(host, [path], live, cache)
     return live
 
 
@@ -1335,32 +1460,76 @@ def _read_host(host: str, files: list[str], live: LiveSet, cache: _Cache) -> Non
         live.hosts[host] = merge_states(states)
 
 
+#: Formats a generated tree's dumps are read from, the primary one first.
+_GENERATED_FORMATS = ("lnetctl", "modprobe")
+
+
+def _manifest_entries(mpath: str, live: LiveSet) -> list[tuple[str, str, str]]:
+    """(format, path, hosts) of the manifest's lnetctl and modprobe files, checked for shape;
+    sets ``live.generated``.  Raises ``InputError`` (``E-LIVE-PATH``)."""
+
+    def bad(message: str) -> InputError:
+        return _input_error(mpath, message)
+
+    try:
+        manifest = json.loads(_read(mpath))
+    except LiveParseError as exc:
+        raise bad(f"not an lnetgen manifest: {exc.diagnostic.message}") from None
+    except OSError as exc:
+        raise bad(f"cannot read: {exc.strerror or exc}") from None
+    except (ValueError, RecursionError) as exc:  # bad JSON or UTF-8; JSON nested too deeply
+        raise bad(f"not an lnetgen manifest: {_clip(str(exc), 200)}") from None
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, list) or not all(isinstance(e, dict) for e in files):
+        raise bad('not an lnetgen manifest: expected an object whose "files" is a list of objects')
+    live.generated = {
+        k: _clip(str(v), 200) if isinstance(v, str | int | float) else ""
+        for k in ("site", "strategy", "inventory_digest", "lnetgen_version")
+        for v in (manifest.get(k, ""),)
+    }
+    out = []
+    for i, entry in enumerate(files):
+        fmt, rel, hosts = entry.get("format"), entry.get("path"), entry.get("hosts")
+        if fmt not in _GENERATED_FORMATS or not hosts:
+            continue
+        if not isinstance(rel, str) or not isinstance(hosts, str):
+            raise bad(f'not an lnetgen manifest: files[{i}] needs a text "path" and "hosts"')
+        if not rel or not rel.isprintable():
+            raise bad(
+                f"file path '{_clip(rel)}' is empty or holds characters that cannot be printed"
+            )
+        if os.path.isabs(rel) or ".." in rel.split("/"):
+            raise bad(f"file path {rel!r} leaves the directory")
+        out.append((str(fmt), rel, hosts))
+    out.sort(key=lambda e: (_GENERATED_FORMATS.index(e[0]), e[1]))
+    return out
+
+
 def _read_generated(path: str, live: LiveSet, cache: _Cache) -> None:
     mpath = os.path.join(path, "manifest.json")
-    try:
-        with open(mpath, encoding="utf-8") as fh:
-            manifest = json.load(fh)
-        files = manifest["files"]
-        live.generated = {
-            k: str(manifest.get(k, ""))
-            for k in ("site", "strategy", "inventory_digest", "lnetgen_version")
-        }
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise _input_error(mpath, f"not an lnetgen manifest: {exc}") from None
     chosen: dict[str, str] = {}
-    for fmt in ("lnetctl", "modprobe"):
-        for entry in sorted(files, key=lambda e: str(e.get("path", ""))):
-            if entry.get("format") != fmt or not entry.get("hosts"):
-                continue
-            try:
-                hosts = nodes.expand(str(entry["hosts"]))
-            except nodes.NodeSyntaxError as exc:
-                raise _input_error(mpath, f"bad hosts {entry['hosts']!r}: {exc}") from None
-            rel = str(entry["path"])
-            if os.path.isabs(rel) or ".." in rel.split("/"):
-                raise _input_error(mpath, f"file path {rel!r} leaves the directory")
-            for h in hosts:
-                chosen.setdefault(h, rel)  # lnetctl first: it is the primary format
+    total = 0
+    for _fmt, rel, hosts in _manifest_entries(mpath, live):
+        size = nodes.count(hosts)  # a node set is sized before ClusterShell expands it
+        total += size
+        if total > MAX_MANIFEST_HOSTS:
+            raise _input_error(
+                mpath,
+                f"hosts '{_clip(hosts)}' of {rel!r} name {size} hosts: the manifest's entries "
+                f"may name at most {MAX_MANIFEST_HOSTS} in all",
+            )
+        try:
+            names = nodes.expand(hosts)
+        except nodes.NodeSyntaxError as exc:
+            raise _input_error(
+                mpath, f"bad hosts '{_clip(hosts)}': {_clip(str(exc), 200)}"
+            ) from None
+        for h in names:
+            if nodes.HOSTNAME_RE.match(h) is None:
+                raise _input_error(
+                    mpath, f"bad hosts '{_clip(hosts)}': '{_clip(h)}' is not a host name"
+                )
+            chosen.setdefault(h, rel)  # lnetctl first: it is the primary format
     if not chosen:
         raise _input_error(path, "the manifest lists no lnetctl or modprobe files")
     by_file: dict[str, list[str]] = {}
@@ -1368,20 +1537,20 @@ def _read_generated(path: str, live: LiveSet, cache: _Cache) -> None:
         by_file.setdefault(rel, []).append(h)
     for rel in sorted(by_file):
         full = os.path.join(path, rel)
-        hosts = by_file[rel]
+        members = by_file[rel]
         try:
             state: HostState | None = parse_dump(_read(full), full, cache=cache)
         except LiveParseError as exc:
             live.errors.append(exc.diagnostic)
-            live.error_hosts.update(hosts)
+            live.error_hosts.update(members)
             state = None
         except OSError as exc:
             live.errors.append(
                 _diag(full, 0, 0, f"cannot read: {exc.strerror or exc}", "E-LIVE-READ")
             )
-            live.error_hosts.update(hosts)
+            live.error_hosts.update(members)
             state = None
-        for h in hosts:
+        for h in members:
             live.files[h] = (full,)
             if state is not None:
                 live.hosts[h] = state

@@ -343,3 +343,35 @@ def test_bluewaters_one_router_moved(tmp_path: Path) -> None:
     assert affected and hosts_of(doc) == nodes.fold(affected)
     assert doc["summary"]["missing"] == 0 and doc["summary"]["unknown"] == 0
     assert doc["summary"]["compared"] == 25712 + len(gen.plan.routers) + len(gen.plan.servers)
+
+
+def test_dump_named_after_no_host_is_unreadable_not_folded(tmp_path: Path) -> None:
+    """``rtr[01.yaml`` (an unbalanced node set) and a newline in a name: listed as unreadable
+    dumps, escaped, never parsed as node sets."""
+    live_dir = tmp_path / "live"
+    live_dir.mkdir()
+    dump = (FIX / "demo" / "oss03.conf").read_bytes()
+    for name in ("oss03.conf", "rtr[01.yaml", "rtr02\n.yaml", "login\x1b[2J.yaml"):
+        (live_dir / name).write_bytes(dump)
+    r = run(str(DEMO_SITE), "--live", str(live_dir))
+    assert r.exit_code == 1 and not isinstance(r.exception, Exception), r.output
+    assert "Traceback" not in r.output and "\x1b" not in r.output
+    assert "3 unreadable dumps" in r.output and "unreadable dumps:\n" in r.output
+    assert "rtr[01.yaml: error[E-LIVE-NAME] $: not read: 'rtr[01' is not a host name" in r.output
+    assert "rtr02\\n.yaml: error[E-LIVE-NAME]" in r.output
+    assert "login\\x1b[2J.yaml: error[E-LIVE-NAME]" in r.output
+    doc = json.loads(run(str(DEMO_SITE), "--live", str(live_dir), "--format", "json").output)
+    assert [e["code"] for e in doc["errors"]] == ["E-LIVE-NAME"] * 3
+    assert doc["unknown"] == []
+
+
+def test_odd_host_names_in_a_live_set_are_listed_not_folded() -> None:
+    """A ``LiveSet`` built by other code may hold any name: it is shown escaped."""
+    _site, plan = demo()
+    state = HostState(routes=RouteTable({}, detailed=False))
+    live = LiveSet("p", hosts={"a[1": state, "login01": state}, error_hosts={"b\n1", "rtr99"})
+    result = diff(plan, live)
+    assert result.error_hosts == "rtr99, 'b\\n1'"
+    text = format_text(result)
+    assert "unknown (live dump, not in the plan): login01,rtr99, 'a[1', 'b\\n1'\n" in text
+    assert "\n  'b\\n1': \n" in text and "\n  'a[1': \n" in text

@@ -568,8 +568,6 @@ RUNTIME: dict[str, tuple[Callable[[Path], Path], dict[str, Any]]] = {
             "line": 1,
             "message_contains": "deep",
             "file": "rtr01.yaml",
-            "xfail": "live._yaml_parse composes a dump with PyYAML's C composer without a depth "
-            "limit: 200 000 nested brackets overflow the C stack (SIGSEGV)",
         },
     ),
     "live-fifo": (
@@ -583,7 +581,6 @@ RUNTIME: dict[str, tuple[Callable[[Path], Path], dict[str, Any]]] = {
             "file": "rtr01.yaml",
             "no_line": "a named pipe is refused before it is read",
             "timeout": 5,
-            "xfail": "read_live opens a FIFO given as --live and blocks forever",
         },
     ),
     "live-manifest-symlink-dev-zero": (
@@ -597,8 +594,6 @@ RUNTIME: dict[str, tuple[Callable[[Path], Path], dict[str, Any]]] = {
             "file": "x.yaml",
             "no_line": "a device is refused before it is read",
             "cpu_limit": 3,
-            "xfail": "live._read checks the size with fstat (0 for a device) and then reads to "
-            "the end: /dev/zero fills memory until MemoryError (traceback)",
         },
     ),
     "live-dev-zero": (
@@ -612,8 +607,6 @@ RUNTIME: dict[str, tuple[Callable[[Path], Path], dict[str, Any]]] = {
             "file": "zero",
             "no_line": "a device is refused before it is read",
             "cpu_limit": 3,
-            "xfail": "live._read trusts fstat's size (0 for a device) and reads /dev/zero to the "
-            "end: MemoryError traceback under a 2 GiB limit",
         },
     ),
 }

@@ -3,6 +3,7 @@ dumps fail naming file and line; the fast block-YAML reader agrees with PyYAML."
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from functools import cache
@@ -513,3 +514,211 @@ def test_fixture_files_exist_for_every_format() -> None:
         live.LCTL_SHOW_ROUTE,
         live.MODPROBE,
     }
+
+
+# ----------------------------------------------------------------------------- hostile input
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("route: " + "[" * 5000 + "]" * 5000 + "\n", 1),  # flow: PyYAML, depth counted first
+        ("net:\n  " + "- " * 5000 + "x\n", 2),  # block sequence of sequences
+        ("net:\n" + "".join(" " * (i + 1) + f"k{i}:\n" for i in range(300)), 101),  # mappings
+        ("route: &a [*a]\n", 1),  # an alias inside itself
+    ],
+    ids=["flow", "block-seq", "block-map", "alias-cycle"],
+)
+def test_deep_nesting_is_an_error_not_a_crash(text: str, line: int) -> None:
+    with pytest.raises(LiveParseError) as err:
+        parse_dump(text, "deep.yaml")
+    d = err.value.diagnostic
+    assert (d.code, d.line) == ("E-LIVE-PARSE", line)
+    assert "nested too deeply" in d.message
+
+
+def test_nesting_up_to_the_limit_is_read() -> None:
+    deep = "[" * (live.MAX_DEPTH - 1) + "]" * (live.MAX_DEPTH - 1)
+    with pytest.raises(LiveParseError, match="entries should be mappings"):
+        parse_dump(f"route: {deep}\n", "ok.yaml")  # refused by the route normalizer, not depth
+
+
+def test_line_numbers_over_many_sections() -> None:
+    """Sections are numbered one after the other (the old count from the start was quadratic)."""
+    keys = "".join(f"k{i}: v\n" for i in range(5000))
+    text = "route:\n    - net: gni\n      gateway: 1@gni\n" + keys + "route:\n"
+    with pytest.raises(LiveParseError) as err:
+        parse_dump(text, "many.yaml")
+    assert err.value.diagnostic.line == 5004
+    with pytest.raises(LiveParseError) as err:
+        parse_dump(text.replace("k4000: v", "k4000: {", 1), "many.yaml")
+    assert err.value.diagnostic.line == 4005  # where the unclosed flow mapping ends
+
+
+def test_modprobe_error_column_after_many_continuations() -> None:
+    text = "options lnet \\\n" + "  forwarding=disabled \\\n" * 2000 + '  routes="gni 1 1@o2ib:x"\n'
+    with pytest.raises(LiveParseError) as err:
+        parse_dump(text, "m.conf")
+    d = err.value.diagnostic
+    assert (d.line, d.col) == (2002, 24)  # the 'x'
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab \\#\r", max_size=6), min_size=1, max_size=12))
+def test_modprobe_logical_positions_point_at_the_character(physical: list[str]) -> None:
+    text = "\n".join(physical)
+    rows = text.split("\n")
+    for logical in live._logical_lines(text):
+        for i, ch in enumerate(logical.text):
+            line, col = logical.at(i)
+            assert rows[line - 1][col - 1] == ch
+
+
+def test_out_of_memory_is_a_dump_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*_args: object) -> HostState:
+        raise MemoryError
+
+    monkeypatch.setattr(live, "_parse_yaml", boom)
+    with pytest.raises(LiveParseError) as err:
+        parse_dump("net:\n", "big.yaml", host="rtr01")
+    d = err.value.diagnostic
+    assert d.code == "E-LIVE-SIZE" and "memory" in d.message and "rtr01" in d.message
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "rtr[01.yaml",
+        "rtr01]",
+        "rtr\n01.yaml",
+        "rtr01.\x1b[2J.yaml",
+        "rtr01.yaml\n",
+        "-rtr01",
+        "rtr_01",
+        "\u043ess01.yaml",
+        "x" * 64,
+        "nid@gni",
+    ],
+)
+def test_host_of_refuses_names_that_are_not_host_names(name: str) -> None:
+    with pytest.raises(LiveParseError) as err:
+        live.host_of("/d/" + name)
+    d = err.value.diagnostic
+    assert d.code == "E-LIVE-NAME" and d.line == 0
+    assert d.file.startswith("/d/") and d.file.isprintable() and d.message.isprintable()
+
+
+def test_bad_file_names_are_unreadable_dumps(tmp_path: Path) -> None:
+    shutil.copy(DEMO / "oss03.conf", tmp_path / "oss03.conf")
+    shutil.copy(DEMO / "oss03.conf", tmp_path / "rtr[01.yaml")
+    shutil.copy(DEMO / "oss03.conf", tmp_path / "oss04\n.conf")
+    ls = read_live(str(tmp_path))
+    assert list(ls.hosts) == ["oss03"] and ls.error_hosts == set()
+    assert [(os.path.basename(d.file), d.code) for d in ls.errors] == [
+        ("oss04\\n.conf", "E-LIVE-NAME"),
+        ("rtr[01.yaml", "E-LIVE-NAME"),
+    ]
+    assert "'rtr[01' is not a host name" in ls.errors[1].message
+    one = read_live(str(tmp_path / "rtr[01.yaml"))
+    assert one.hosts == {} and [d.code for d in one.errors] == ["E-LIVE-NAME"]
+
+
+def test_special_files_are_refused_without_reading(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "rtr01.yaml")  # nobody writes: opening it for reading would block
+    os.symlink("/dev/zero", tmp_path / "rtr02.yaml")  # never ends, and its size reads 0
+    os.symlink(tmp_path / "nowhere", tmp_path / "rtr03.yaml")
+    shutil.copy(DEMO / "oss03.conf", tmp_path / "oss03.conf")
+    ls = read_live(str(tmp_path))
+    assert list(ls.hosts) == ["oss03"]
+    assert ls.error_hosts == {"rtr01", "rtr02", "rtr03"}
+    got = {os.path.basename(d.file): (d.code, d.message) for d in ls.errors}
+    assert got["rtr01.yaml"] == ("E-LIVE-READ", "is a named pipe, not a regular file")
+    assert got["rtr02.yaml"] == ("E-LIVE-READ", "is a character device, not a regular file")
+    assert got["rtr03.yaml"][0] == "E-LIVE-READ" and "No such file" in got["rtr03.yaml"][1]
+    for path, what in ((tmp_path / "rtr01.yaml", "named pipe"), (Path("/dev/zero"), "device")):
+        with pytest.raises(InputError) as err:
+            read_live(str(path))
+        assert err.value.diagnostics[0].code == "E-LIVE-PATH"
+        assert what in err.value.diagnostics[0].message
+
+
+def test_dump_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copy(DEMO / "oss03.conf", tmp_path / "oss03.conf")
+    monkeypatch.setattr(live, "MAX_FILE_BYTES", 10)
+    ls = read_live(str(tmp_path))
+    assert [d.code for d in ls.errors] == ["E-LIVE-SIZE"] and ls.error_hosts == {"oss03"}
+
+
+def _clip_id(text: str) -> str:
+    return ascii(text[:30])
+
+
+def _tree_with_manifest(tmp_path: Path, manifest: object) -> Path:
+    (tmp_path / "lnetctl").mkdir()
+    shutil.copy(DEMO / "oss03.conf", tmp_path / "lnetctl" / "x.yaml")
+    text = manifest if isinstance(manifest, str) else json.dumps(manifest)
+    (tmp_path / "manifest.json").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def _entry(**kw: object) -> dict[str, object]:
+    return {"path": "lnetctl/x.yaml", "format": "lnetctl", "hosts": "oss03", **kw}
+
+
+@pytest.mark.parametrize(
+    ("manifest", "message"),
+    [
+        ({"files": 5}, '"files" is a list of objects'),
+        ([], '"files" is a list of objects'),
+        ({"files": [5]}, '"files" is a list of objects'),
+        ({"files": [_entry(path=5)]}, 'files[0] needs a text "path" and "hosts"'),
+        ({"files": [_entry(hosts=["oss03"])]}, 'files[0] needs a text "path" and "hosts"'),
+        ({"files": [_entry(hosts="n[1-999999999]")]}, "'n[1-999999999]' of 'lnetctl/x.yaml'"),
+        ({"files": [_entry(hosts="rtr[01")]}, "bad hosts 'rtr[01'"),
+        ({"files": [_entry(hosts="rtr_01")]}, "'rtr_01' is not a host name"),
+        ({"files": [_entry(path="lnetctl/x\n.yaml")]}, "'lnetctl/x\\n.yaml' is empty or holds"),
+        ({"files": [_entry(path="lnetctl/\x00")]}, "cannot be printed"),
+        ({"files": [_entry(path="/etc/passwd")]}, "leaves the directory"),
+        ("[" * 100_000 + "]" * 100_000, "not an lnetgen manifest"),  # JSON nested too deeply
+        ('{"files": [', "not an lnetgen manifest"),
+        (b"\xff\xfe".decode("latin-1"), "not an lnetgen manifest"),
+        ({"files": [_entry(format="plan")]}, "lists no lnetctl or modprobe files"),
+    ],
+    ids=lambda v: _clip_id(v) if isinstance(v, str) else None,
+)
+def test_bad_manifests_are_path_errors(tmp_path: Path, manifest: object, message: str) -> None:
+    path = _tree_with_manifest(tmp_path, manifest)
+    with pytest.raises(InputError) as err:
+        read_live(str(path))
+    d = err.value.diagnostics[0]
+    assert d.code == "E-LIVE-PATH" and message in d.message, d.format()
+    assert d.format().isprintable() and len(d.format()) < 500
+
+
+def test_manifest_hosts_are_counted_over_all_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(live, "MAX_MANIFEST_HOSTS", 100)
+    files = [_entry(hosts="n[1-60]"), _entry(path="lnetctl/y.yaml", hosts="m[1-60]")]
+    with pytest.raises(InputError) as err:
+        read_live(str(_tree_with_manifest(tmp_path, {"files": files})))
+    assert "at most 100 in all" in err.value.diagnostics[0].message
+
+
+def test_manifest_entry_linked_to_a_device(tmp_path: Path) -> None:
+    path = _tree_with_manifest(tmp_path, {"files": [_entry(hosts="oss[03-04]")]})
+    os.remove(path / "lnetctl" / "x.yaml")
+    os.symlink("/dev/zero", path / "lnetctl" / "x.yaml")
+    ls = read_live(str(path))
+    assert ls.hosts == {} and ls.error_hosts == {"oss03", "oss04"}
+    assert [(d.code, d.message) for d in ls.errors] == [
+        ("E-LIVE-READ", "is a character device, not a regular file")
+    ]
+
+
+def test_manifest_fields_are_shown_safely(tmp_path: Path) -> None:
+    manifest = {"site": "demo\x1b[2J", "strategy": {"x": 1}, "files": [_entry()]}
+    ls = read_live(str(_tree_with_manifest(tmp_path, manifest)))
+    assert ls.generated is not None
+    assert ls.generated["site"] == "demo\\x1b[2J" and ls.generated["strategy"] == ""
+    assert list(ls.hosts) == ["oss03"]
