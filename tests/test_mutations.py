@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 import yaml
 from conftest import ROOT
-from hypothesis import HealthCheck, event, given, reject, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from test_emitted_chars import NAME, problems
 
@@ -310,26 +310,6 @@ def _gentle(draw: st.DrawFn, doc: Any, op: str) -> str:
     return f"swap {section}[{i}] and [{j}] at {list(p)}"
 
 
-def _client_net_without_interface(doc: Any) -> bool:
-    nets = doc.get("client_nets") if isinstance(doc, dict) else None
-    return isinstance(nets, list) and any(
-        isinstance(n, dict) and "interface" not in n for n in nets
-    )
-
-
-#: Inputs that hit a known, reported bug; each is pinned by a strict xfail test below, so the
-#: property stays sharp for everything else and the exclusion goes once the bug is fixed.
-KNOWN_BUGS = {
-    "client net without interface": _client_net_without_interface,
-}
-
-
-def reject_known_bugs(doc: Any) -> None:
-    for check in KNOWN_BUGS.values():
-        if check(doc):
-            reject()
-
-
 @pytest.fixture(scope="module")
 def workdir() -> Iterator[str]:
     with tempfile.TemporaryDirectory(prefix="lnetgen-mutations-") as tmp:
@@ -358,7 +338,6 @@ def test_mutated_inventory_keeps_the_contract(
     workdir: str, case: Mutated, strategy: str | None, formats: str | None
 ) -> None:
     text, edits = case.text, case.edits
-    reject_known_bugs(case.doc)
     path = os.path.join(workdir, "site.yaml")
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(text)
@@ -394,22 +373,19 @@ def test_hostile_strings_are_refused_wherever_a_name_goes(workdir: str) -> None:
             assert re.fullmatch(NAME, s), s
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="client_nets[].interface is optional in the schema, but without it lnetgen writes "
-    "'interfaces: 0:' (a null interface) into lnetctl/<class>.yaml and \"interfaces: ['']\" "
-    "into the class's Ansible group_vars",
-)
-def test_known_bug_client_net_without_interface(workdir: str) -> None:
+def test_client_net_without_interface_is_refused(workdir: str) -> None:
+    """A client net needs an interface: lnetctl YAML and /etc/lnet.conf list one per net, and
+    without it lnetgen would write a null interface (and an empty one for Ansible)."""
     doc = copy.deepcopy(DEMO)
     del doc["client_nets"][0]["interface"]
-    assert _client_net_without_interface(doc)
     path = os.path.join(workdir, "no-interface.yaml")
     with open(path, "w", encoding="utf-8") as fh:
         yaml.dump(doc, fh, Dumper=_Dumper, sort_keys=False)
-    try:
-        gen = api.generate(path)
-    except InputError:
-        return  # refusing the inventory is a fix too
-    found = {f.path: problems(f.path, f.content) for f in gen.files}
-    assert not {k: v for k, v in found.items() if v}
+    site, diags = inventory.check(path)
+    assert site is None
+    assert [(d.code, d.path) for d in errors(diags)] == [
+        ("E-SCHEMA-REQUIRED", "$.client_nets[0]")
+    ], [d.format() for d in diags]
+    assert "interface" in errors(diags)[0].message
+    with pytest.raises(InputError):
+        api.generate(path)
