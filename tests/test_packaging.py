@@ -27,6 +27,8 @@ def test_data_directories_are_found() -> None:
 @pytest.mark.skipif(os.environ.get("LNETGEN_EXPECT_WHEEL") != "1", reason="only under tox")
 def test_tox_tests_the_installed_wheel() -> None:
     pkg = Path(lnetgen.__file__).resolve().parent
-    assert ROOT not in pkg.parents, f"tests imported the checkout ({pkg}), not the wheel"
+    # (tox's virtualenv lives inside the checkout, so compare with the source package itself)
+    assert pkg != ROOT / "lnetgen", f"tests imported the checkout ({pkg}), not the wheel"
+    assert "site-packages" in pkg.parts
     assert data_dir("templates") == pkg / "_data" / "templates"
     assert data_dir("schemas") == pkg / "_data" / "schemas"
