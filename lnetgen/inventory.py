@@ -18,7 +18,6 @@ import difflib
 import hashlib
 import ipaddress
 import json
-import math
 import os
 import re
 from collections import Counter, defaultdict
@@ -1818,15 +1817,3 @@ def load_site(path: str) -> tuple[Site, list[Diagnostic]]:
     if site is None or errors(diags):
         raise InputError(diags)
     return site, diags
-
-
-def all_hosts(site: Site) -> Iterable[str]:
-    yield from site.clients.names
-    for r in site.routers:
-        yield r.name
-    for s in site.servers:
-        yield s.name
-
-
-def ceil_div(a: int, b: int) -> int:
-    return math.ceil(a / b)

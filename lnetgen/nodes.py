@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetParseError
@@ -166,11 +166,6 @@ def _runs(numbers: list[str]) -> str | None:
     return ",".join(parts)
 
 
-def fold_ints(numbers: Iterable[int]) -> str:
-    """``[1, 2, 3, 7]`` -> ``1-3,7``."""
-    return str(RangeSet.fromlist([str(n) for n in sorted(set(numbers))]))
-
-
 def parse_intset(text: str) -> list[int]:
     """``0-6,14`` -> ``[0, 1, ..., 6, 14]``."""
     try:
@@ -323,7 +318,3 @@ def host_number(name: str) -> int:
 
 def ip_add(base: str, offset: int) -> str:
     return str(ipaddress.IPv4Address(int(ipaddress.IPv4Address(base)) + offset))
-
-
-def sorted_nids(nids: Sequence[str]) -> list[str]:
-    return sorted(nids, key=lambda s: parse_nid(s).sort_key())
