@@ -48,7 +48,7 @@ import numpy.typing as npt
 from lnetgen import nodes, topology
 from lnetgen.diagnostics import Diagnostic, InputError
 from lnetgen.model import Site
-from lnetgen.plan import Plan
+from lnetgen.plan import Plan, Route
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -244,80 +244,37 @@ def index_plan(site: Site, plan: Plan, settings: Settings | None = None) -> Plan
         )
 
     # ---- client-side rows
-    nnet = len(nets)
-    # stdlib arrays, not lists: a plan can hold millions of routes
-    keys, rtrs, prios, reasons = array("q"), array("q"), array("q"), array("q")
-    hop_issues: dict[tuple[str, int], int] = defaultdict(int)
-    dead: dict[tuple[int, str, str, str], int] = defaultdict(int)
     gw_net: dict[str, str] = {}  # gateway NID -> its net, canonical
-    for ci, cc in enumerate(plan.client_classes):
-        base = ci * nnet
-        for r in cc.routes:
-            ni = net_id.get(r.net)
-            if ni is None:
-                continue
-            ri = nid_router.get(r.gateway, -1)
-            reason = _route_reason(ri, router_nets, r.net, cc.net, gw_net, r.gateway)
-            keys.append(base + ni)
-            rtrs.append(ri)
-            prios.append(r.priority)
-            reasons.append(reason)
-            if reason:
-                dead[(reason, r.gateway, r.net, cc.net)] += 1
-            if r.hop != 1:
-                hop_issues[(r.net, r.hop)] += 1
-    crows = _rows(keys, rtrs, prios, reasons)
-    for (reason, gw, net, local), count in sorted(dead.items()):
-        findings.append(
-            Finding(
-                "route-dead-on-paper",
-                f"client route to {net}: "
-                f"{_reason_text(reason, gw, net, local, routers, nid_router)}",
-                count,
-            )
-        )
-    for (net, hop), count in sorted(hop_issues.items()):
-        findings.append(Finding("route-hop", _hop_text("client", net, hop), count))
+    crows = _table_rows(
+        "client",
+        [(cc.net, cc.routes) for cc in plan.client_classes],
+        net_id,
+        router_nets,
+        nid_router,
+        gw_net,
+        routers,
+        findings,
+    )
 
     # ---- server-side rows
     sgroups = tuple(sr.servers for sr in plan.server_routes)
     server_group = np.full(len(servers), -1, dtype=np.int64)
     sid = {s: i for i, s in enumerate(servers)}
     sizes = []
-    ncnet = len(cnets)
-    keys, rtrs, prios, reasons = array("q"), array("q"), array("q"), array("q")
-    dead.clear()
-    hop_issues.clear()
     for gi, sr in enumerate(plan.server_routes):
         members = [sid[m] for m in nodes.expand(sr.servers) if m in sid]
         server_group[members] = gi
         sizes.append(len(members))
-        for r in sr.routes:
-            ki = cnet_id.get(r.net)
-            if ki is None:
-                continue
-            ri = nid_router.get(r.gateway, -1)
-            reason = _route_reason(ri, router_nets, r.net, sr.net, gw_net, r.gateway)
-            keys.append(gi * ncnet + ki)
-            rtrs.append(ri)
-            prios.append(r.priority)
-            reasons.append(reason)
-            if reason:
-                dead[(reason, r.gateway, r.net, sr.net)] += 1
-            if r.hop != 1:
-                hop_issues[(r.net, r.hop)] += 1
-    srows = _rows(keys, rtrs, prios, reasons)
-    for (reason, gw, net, local), count in sorted(dead.items()):
-        findings.append(
-            Finding(
-                "route-dead-on-paper",
-                f"server route to {net}: "
-                f"{_reason_text(reason, gw, net, local, routers, nid_router)}",
-                count,
-            )
-        )
-    for (net, hop), count in sorted(hop_issues.items()):
-        findings.append(Finding("route-hop", _hop_text("server", net, hop), count))
+    srows = _table_rows(
+        "server",
+        [(sr.net, sr.routes) for sr in plan.server_routes],
+        cnet_id,
+        router_nets,
+        nid_router,
+        gw_net,
+        routers,
+        findings,
+    )
     no_table = [servers[i] for i in np.nonzero(server_group < 0)[0].tolist()]
     if no_table:
         findings.append(
@@ -357,6 +314,53 @@ def index_plan(site: Site, plan: Plan, settings: Settings | None = None) -> Plan
     findings.extend(_coverage_findings(ix))
     object.__setattr__(ix, "findings", tuple(findings))
     return ix
+
+
+def _table_rows(
+    side: str,
+    tables: Sequence[tuple[str, tuple[Route, ...]]],
+    target_id: dict[str, int],
+    router_nets: list[frozenset[str]],
+    nid_router: dict[str, int],
+    gw_net: dict[str, str],
+    routers: tuple[str, ...],
+    findings: list[Finding],
+) -> _Rows:
+    """Rows (key, router, priority, dead reason) of route tables; table ``t``'s route to net
+    ``n`` gets key ``t * len(target_id) + target_id[n]``.  Routes dead on paper and hop counts
+    other than 1 are added to ``findings``, counted per (reason, gateway, net)."""
+    width = len(target_id)
+    # stdlib arrays, not lists: a plan can hold millions of routes
+    keys, rtrs, prios, reasons = array("q"), array("q"), array("q"), array("q")
+    hop_issues: dict[tuple[str, int], int] = defaultdict(int)
+    dead: dict[tuple[int, str, str, str], int] = defaultdict(int)
+    for ti, (local, routes) in enumerate(tables):
+        base = ti * width
+        for r in routes:
+            ni = target_id.get(r.net)
+            if ni is None:
+                continue
+            ri = nid_router.get(r.gateway, -1)
+            reason = _route_reason(ri, router_nets, r.net, local, gw_net, r.gateway)
+            keys.append(base + ni)
+            rtrs.append(ri)
+            prios.append(r.priority)
+            reasons.append(reason)
+            if reason:
+                dead[(reason, r.gateway, r.net, local)] += 1
+            if r.hop != 1:
+                hop_issues[(r.net, r.hop)] += 1
+    for (reason, gw, net, loc), count in sorted(dead.items()):
+        findings.append(
+            Finding(
+                "route-dead-on-paper",
+                f"{side} route to {net}: {_reason_text(reason, gw, net, loc, routers, nid_router)}",
+                count,
+            )
+        )
+    for (net, hop), count in sorted(hop_issues.items()):
+        findings.append(Finding("route-hop", _hop_text(side, net, hop), count))
+    return _rows(keys, rtrs, prios, reasons)
 
 
 def _route_reason(
