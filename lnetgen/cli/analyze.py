@@ -19,6 +19,7 @@ from lnetgen.cli.common import (
     EXIT_OK,
     STRATEGY_OPT,
     handles_input_errors,
+    model_options,
     print_diags,
 )
 
@@ -29,31 +30,6 @@ if TYPE_CHECKING:  # the library is imported lazily at run time
     from lnetgen.model import Site
     from lnetgen.place import ClientPlacement, PlacementComparison
     from lnetgen.plan import Plan
-
-
-def _model_options(fn: F) -> F:
-    fn = click.option(
-        "--link-mb-s",
-        type=click.FloatRange(min=0, min_open=True),
-        default=3020.0,
-        show_default=True,
-        help="one-way bandwidth of a torus link (MB/s; SeaStar2+, seed 000)",
-    )(fn)
-    fn = click.option(
-        "--ost-mb-s",
-        type=click.FloatRange(min=0, min_open=True),
-        default=180.0,
-        show_default=True,
-        help="streaming rate of one OST = one flow (MB/s; seed 000)",
-    )(fn)
-    fn = click.option(
-        "--weight-by",
-        type=click.Choice(["osts", "servers"]),
-        default="osts",
-        show_default=True,
-        help="uniform load: a server offers one flow per OST (MDS none), or one per server",
-    )(fn)
-    return fn
 
 
 def _format_option(fn: F) -> F:
@@ -140,7 +116,7 @@ def _pct(x: float) -> str:
     "group (its priority-0 routers); repeatable",
 )
 @click.option("--all", "show_all", is_flag=True, help="list every hurt pair and every router")
-@_model_options
+@model_options
 @handles_input_errors(EXIT_INPUT)
 def analyze_cmd(
     site: str,
@@ -338,7 +314,7 @@ def _failure_lines(a: Analysis, show_all: bool) -> list[str]:
     help="comma-separated strategies (default: all)",
 )
 @click.option("--seed", default=0, show_default=True, help="seed of the random placement")
-@_model_options
+@model_options
 @handles_input_errors(EXIT_INPUT)
 def compare_cmd(
     site: str,
@@ -450,7 +426,7 @@ def place_group() -> None:
 )
 @click.option("--seed", default=0, show_default=True, help="seed of the random comparison")
 @_format_option
-@_model_options
+@model_options
 @handles_input_errors(EXIT_INPUT)
 def place_clients_cmd(
     site: str,

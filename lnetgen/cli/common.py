@@ -49,3 +49,29 @@ STRATEGY_OPT = click.option(
     metavar="NAME",
     help="layout (see `lnetgen strategies`); default: the inventory's strategy.default",
 )
+
+
+def model_options(fn: F) -> F:
+    """The congestion model's options, shared by analyze, compare, place and report."""
+    fn = click.option(
+        "--link-mb-s",
+        type=click.FloatRange(min=0, min_open=True),
+        default=3020.0,
+        show_default=True,
+        help="one-way bandwidth of a torus link (MB/s; SeaStar2+, seed 000)",
+    )(fn)
+    fn = click.option(
+        "--ost-mb-s",
+        type=click.FloatRange(min=0, min_open=True),
+        default=180.0,
+        show_default=True,
+        help="streaming rate of one OST = one flow (MB/s; seed 000)",
+    )(fn)
+    fn = click.option(
+        "--weight-by",
+        type=click.Choice(["osts", "servers"]),
+        default="osts",
+        show_default=True,
+        help="uniform load: a server offers one flow per OST (MDS none), or one per server",
+    )(fn)
+    return fn

@@ -9,7 +9,14 @@ import sys
 
 import click
 
-from lnetgen.cli.common import EXIT_INPUT, EXIT_OK, STRATEGY_OPT, handles_input_errors, print_diags
+from lnetgen.cli.common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    STRATEGY_OPT,
+    handles_input_errors,
+    model_options,
+    print_diags,
+)
 
 
 @click.command("report")
@@ -48,27 +55,7 @@ from lnetgen.cli.common import EXIT_INPUT, EXIT_OK, STRATEGY_OPT, handles_input_
     default=None,
     help="switch boxes drawn per strategy; the rest are summarized (default 24, 8 with --compare)",
 )
-@click.option(
-    "--link-mb-s",
-    type=click.FloatRange(min=0, min_open=True),
-    default=3020.0,
-    show_default=True,
-    help="one-way bandwidth of a torus link (MB/s; SeaStar2+, seed 000)",
-)
-@click.option(
-    "--ost-mb-s",
-    type=click.FloatRange(min=0, min_open=True),
-    default=180.0,
-    show_default=True,
-    help="streaming rate of one OST = one flow (MB/s; seed 000)",
-)
-@click.option(
-    "--weight-by",
-    type=click.Choice(["osts", "servers"]),
-    default="osts",
-    show_default=True,
-    help="uniform load: a server offers one flow per OST (MDS none), or one per server",
-)
+@model_options
 @handles_input_errors(EXIT_INPUT)
 def command(
     site: str,
