@@ -133,9 +133,10 @@ def generate(path: str, strategy: str | None = None, formats: str | None = None)
     return gen
 
 
-def write_output(gen: Generated, out: str) -> WriteResult:
-    """Write a generated tree atomically (see ``lnetgen.write``)."""
-    return write_tree(out, [(f.path, f.content) for f in gen.files])
+def write_output(gen: Generated, out: str, *, force: bool = False) -> WriteResult:
+    """Write a generated tree atomically under the output lock (see ``lnetgen.write``);
+    ``force`` overwrites files edited by hand since lnetgen wrote them."""
+    return write_tree(out, ((f.path, f.content) for f in gen.files), force=force)
 
 
 def diff(path: str, live_path: str, strategy: str | None = None) -> DiffResult:

@@ -49,6 +49,12 @@ class InputError(Exception):
         super().__init__("; ".join(d.format() for d in self.diagnostics[:3]))
 
 
+class UsageError(InputError):
+    """Raised when the command line or the output place is unusable (a refused ``--out``, a
+    locked output, an unknown option value): the CLI exits 2, where an invalid inventory
+    exits 1."""
+
+
 def errors(diags: Iterable[Diagnostic]) -> list[Diagnostic]:
     return [d for d in diags if d.severity == "error"]
 

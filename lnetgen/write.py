@@ -1,27 +1,53 @@
-"""Atomic, write-if-changed output trees.
+"""Atomic, locked, write-if-changed output trees that delete only what lnetgen owns.
 
 ``write_tree(target, files)`` builds the complete new tree in a temporary directory beside
 ``target``, hard-links files whose content did not change to the old copies (so their inode and
 mtime stay as they were and rsync/Ansible see no change), then swaps the two directories with
 one ``renameat2(RENAME_EXCHANGE)`` on Linux (two renames elsewhere).  Whatever happens, a reader
-sees either the whole old tree or the whole new one.  Leftover temporary directories of an
-interrupted run are removed by the next successful one.
+sees either the whole old tree or the whole new one.
+
+The data-safety contract (README, "Data safety"):
+
+* **Lock.** The whole write runs under an exclusive ``flock`` on the *parent* directory of
+  ``target`` (the parent, because the target itself is swapped for a new inode).  A second run
+  writing beside it is refused at once (``E-OUTPUT-LOCKED``) instead of racing it; nothing is
+  left on disk for the lock.
+* **Ownership.** An existing non-empty ``target`` is replaced only when its ``manifest.json``
+  is lnetgen's own (it names ``lnetgen_version`` and lists ``files`` with ``sha256``) and every
+  file in it is ``manifest.json`` or listed there.  Anything else -- a ``.git``, a ``NOTES.txt``,
+  a foreign ``manifest.json`` -- makes the run refuse and list what is in the way; lnetgen never
+  deletes a file it did not write.  A listed file whose content no longer has the recorded hash
+  was edited by hand: refused unless ``force``.
+* **No links out.** A symbolic-link ``target`` is refused (replacing it would leave the link's
+  destination behind and the link in a temporary); links found inside an old tree were not
+  written by lnetgen and are refused like any foreign file.
+* **Temporaries.** Every failure removes this run's temporary directory; temporaries of a run
+  killed earlier (same name prefix, so the same target and the same lock) are swept by the next
+  run, under the lock.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
+import fcntl
+import hashlib
+import json
 import os
 import shutil
+import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
-from lnetgen.diagnostics import Diagnostic, InputError
+from lnetgen.diagnostics import Diagnostic, UsageError
 
 MARKER = "manifest.json"  # a directory lnetgen wrote always has one
 _PREFIX = ".lnetgen-"
+_SHOW = 10  # foreign or edited paths listed in a refusal
+_MANIFEST_MAX = 256 << 20  # bytes of an old manifest read at most
 
 
 @dataclass(frozen=True)
@@ -32,8 +58,8 @@ class WriteResult:
     removed: tuple[str, ...]
 
 
-def _fail(path: str, msg: str) -> InputError:
-    return InputError([Diagnostic(path, 0, 0, "error", "E-OUTPUT", "$", msg)])
+def _fail(path: str, msg: str, code: str = "E-OUTPUT") -> UsageError:
+    return UsageError([Diagnostic(path, 0, 0, "error", code, "$", msg)])
 
 
 def _safe_rel(rel: str) -> str:
@@ -57,52 +83,189 @@ def _exchange(a: str, b: str) -> bool:
     return bool(rc == 0)
 
 
-def _old_files(target: str) -> dict[str, str]:
-    out = {}
-    for root, _dirs, files in os.walk(target):
-        for f in files:
-            full = os.path.join(root, f)
-            out[os.path.relpath(full, target)] = full
-    return out
+@contextmanager
+def output_lock(parent: str, target: str) -> Iterator[None]:
+    """Hold an exclusive, non-blocking ``flock`` on directory ``parent`` for the block.
+
+    Raises ``UsageError`` (``E-OUTPUT-LOCKED``) when another process holds it."""
+    try:
+        fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise _fail(parent, f"cannot open the output's directory: {exc.strerror}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise _fail(
+                    target,
+                    "another lnetgen run is writing beside this output (its directory "
+                    "is locked); wait for it to finish",
+                    "E-OUTPUT-LOCKED",
+                ) from None
+            raise _fail(parent, f"cannot lock: {exc.strerror}") from None
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
-def write_tree(target: str, files: Iterable[tuple[str, str]]) -> WriteResult:
-    """Replace directory ``target`` by exactly ``files`` (relative path, text)."""
-    files = list(files)
-    target = os.path.abspath(target)
-    parent = os.path.dirname(target)
-    base = os.path.basename(target)
-    if os.path.exists(target) and not os.path.isdir(target):
-        raise _fail(target, "output path exists and is not a directory")
-    if (
-        os.path.isdir(target)
-        and os.listdir(target)
-        and not os.path.exists(os.path.join(target, MARKER))
-    ):
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _recorded(target: str) -> dict[str, str]:
+    """Relative path -> sha256 from the lnetgen manifest of ``target``; raises ``UsageError``
+    when there is none or it is not lnetgen's."""
+    manifest = os.path.join(target, MARKER)
+    if os.path.islink(manifest) or not os.path.isfile(manifest):
         raise _fail(
             target,
             "refusing to replace a non-empty directory that lnetgen did not "
             f"write (no {MARKER}); choose an empty or new directory",
+            "E-OUTPUT-FOREIGN",
         )
+    recorded: dict[str, str] = {}
+    try:
+        with open(manifest, "rb") as fh:
+            doc = json.loads(fh.read(_MANIFEST_MAX))
+        if not isinstance(doc, dict) or "lnetgen_version" not in doc:
+            raise ValueError("no lnetgen_version")
+        for entry in doc["files"]:
+            path, sha = entry["path"], entry["sha256"]
+            if not isinstance(path, str) or not isinstance(sha, str) or path == MARKER:
+                raise ValueError(f"bad entry {entry!r:.80}")
+            recorded[os.path.normpath(path)] = sha
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise _fail(
+            target,
+            f"refusing to replace this directory: its {MARKER} is not an lnetgen manifest "
+            f"({exc}); choose an empty or new directory",
+            "E-OUTPUT-FOREIGN",
+        ) from None
+    return recorded
+
+
+def _owned(target: str, force: bool) -> dict[str, str]:
+    """The files of the existing tree ``target`` that this run may replace: relative path ->
+    recorded sha256 (``manifest.json`` itself included, with an empty hash).
+
+    Raises ``UsageError`` when anything in it is not lnetgen's, or a file lnetgen wrote was
+    edited since (unless ``force``)."""
+    if not os.listdir(target):
+        return {}
+    recorded = _recorded(target)
+    dirs = {os.path.dirname(rel) for rel in recorded}
+    for rel in list(dirs):
+        while rel:
+            rel = os.path.dirname(rel)
+            dirs.add(rel)
+    foreign: list[str] = []
+    edited: list[str] = []
+    for root, subdirs, files in os.walk(target):
+        for name in list(subdirs):
+            rel = os.path.relpath(os.path.join(root, name), target)
+            if rel not in dirs or os.path.islink(os.path.join(root, name)):
+                foreign.append(rel + "/")
+                subdirs.remove(name)  # listed whole, not file by file
+        for name in files:
+            full = os.path.join(root, name)
+            rel = os.path.relpath(full, target)
+            if rel == MARKER:
+                continue
+            if rel not in recorded or not stat.S_ISREG(os.lstat(full).st_mode):
+                foreign.append(rel)
+            elif _sha256(full) != recorded[rel]:
+                edited.append(rel)
+    if foreign:
+        raise _fail(
+            target,
+            f"refusing to replace this directory: {len(foreign)} entr(y/ies) in it were not "
+            f"written by lnetgen ({_listing(foreign)}); lnetgen never deletes what it did "
+            "not write: move them away or choose another output directory",
+            "E-OUTPUT-FOREIGN",
+        )
+    if edited and not force:
+        raise _fail(
+            target,
+            f"{len(edited)} file(s) were changed since lnetgen wrote them (their sha256 "
+            f"differs from {MARKER}: {_listing(edited)}); keep your edits elsewhere, or "
+            "rerun with --force to overwrite them",
+            "E-OUTPUT-EDITED",
+        )
+    owned = {rel: ("" if rel in edited else sha) for rel, sha in recorded.items()}
+    owned[MARKER] = ""
+    return {rel: sha for rel, sha in owned.items() if os.path.isfile(os.path.join(target, rel))}
+
+
+def _listing(paths: list[str]) -> str:
+    shown = ", ".join(sorted(paths)[:_SHOW])
+    return shown + (f", ... {len(paths) - _SHOW} more" if len(paths) > _SHOW else "")
+
+
+def write_tree(
+    target: str, files: Iterable[tuple[str, str]], *, force: bool = False
+) -> WriteResult:
+    """Replace directory ``target`` by exactly ``files`` (relative path, text).
+
+    ``files`` is consumed lazily, one file at a time.  Raises ``UsageError`` for every refusal
+    listed in the module docstring and for I/O errors."""
+    target = os.path.abspath(target)
+    parent = os.path.dirname(target)
+    base = os.path.basename(target)
+    if os.path.islink(target):
+        raise _fail(
+            target,
+            "output path is a symbolic link; give the directory it points to "
+            f"({os.path.realpath(target)}) or a new path",
+        )
+    if os.path.exists(target) and not os.path.isdir(target):
+        raise _fail(target, "output path exists and is not a directory")
     try:
         os.makedirs(parent, exist_ok=True)
     except OSError as exc:
         raise _fail(parent, f"cannot create: {exc.strerror}") from None
-    old = _old_files(target) if os.path.isdir(target) else {}
+    with output_lock(parent, target):
+        _sweep(parent, base)
+        return _write_locked(target, parent, base, files, force)
+
+
+def _write_locked(
+    target: str,
+    parent: str,
+    base: str,
+    files: Iterable[tuple[str, str]],
+    force: bool,
+) -> WriteResult:
     try:
         tmp = tempfile.mkdtemp(prefix=f".{base}{_PREFIX}", dir=parent)
     except OSError as exc:
         raise _fail(parent, f"cannot create a temporary directory: {exc.strerror}") from None
     written, unchanged = [], []
+    seen: set[str] = set()
+    old: dict[str, str] = {}
     try:
-        for rel, text in sorted(files):
+        if os.path.isdir(target):
+            old = _owned(target, force)
+        for rel, text in files:
             rel = _safe_rel(rel)
+            if rel in seen:  # validation prevents it; a second write would lose the first
+                raise AssertionError(f"two output files share the path {rel!r}")
+            seen.add(rel)
             dest = os.path.join(tmp, rel)
             os.makedirs(os.path.dirname(dest), exist_ok=True)
             data = text.encode("utf-8")
             prev = old.get(rel)
-            if prev is not None and _same(prev, data):
-                os.link(prev, dest)
+            # an owned file was hashed against the manifest: equal hashes mean equal content
+            if prev is not None and (
+                hashlib.sha256(data).hexdigest() == prev
+                if prev
+                else _same(os.path.join(target, rel), data)
+            ):
+                os.link(os.path.join(target, rel), dest)
                 unchanged.append(rel)
                 continue
             with open(dest, "wb") as fh:
@@ -119,7 +282,7 @@ def write_tree(target: str, files: Iterable[tuple[str, str]]) -> WriteResult:
                 os.rename(target, aside)
                 os.rename(tmp, target)
                 tmp = aside
-            shutil.rmtree(tmp, ignore_errors=True)  # now holds the old tree
+            shutil.rmtree(tmp, ignore_errors=True)  # now holds the old tree: only owned files
         else:
             os.rename(tmp, target)
     except OSError as exc:
@@ -128,9 +291,8 @@ def write_tree(target: str, files: Iterable[tuple[str, str]]) -> WriteResult:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    _sweep(parent, base)
-    removed = tuple(sorted(set(old) - {rel for rel, _ in files}))
-    return WriteResult(target, tuple(written), tuple(unchanged), removed)
+    removed = tuple(sorted(set(old) - seen))
+    return WriteResult(target, tuple(sorted(written)), tuple(sorted(unchanged)), removed)
 
 
 def _same(path: str, data: bytes) -> bool:
@@ -144,22 +306,56 @@ def _same(path: str, data: bytes) -> bool:
 
 
 def _sweep(parent: str, base: str) -> None:
-    """Remove temporary trees an interrupted run left beside the target."""
+    """Remove temporary trees an interrupted run left beside the target (called under the
+    lock, so no live run owns one)."""
     prefix = f".{base}{_PREFIX}"
     for name in os.listdir(parent):
-        if name.startswith(prefix):
-            shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+        full = os.path.join(parent, name)
+        if name.startswith(prefix) and not os.path.islink(full):
+            if os.path.isdir(full):
+                shutil.rmtree(full, ignore_errors=True)
+            else:
+                with suppress(OSError):
+                    os.unlink(full)
 
 
 def write_file(path: str, text: str) -> None:
-    """Write one file atomically (temporary file beside it, then rename)."""
+    """Write one file: atomically (temporary file beside it, then rename) for a regular or new
+    file; as a stream for a character device, FIFO or socket (``--out /dev/stdout``), which is
+    never replaced.  A symbolic link is refused rather than replaced by a file."""
+    if os.path.islink(path):
+        real = os.path.realpath(path)
+        try:
+            mode = os.stat(real).st_mode
+        except OSError:
+            mode = 0
+        if not (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+            raise _fail(path, f"output path is a symbolic link (to {real}); give the real path")
+    data = text.encode("utf-8")
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = 0
+    if mode and not stat.S_ISREG(mode):
+        if stat.S_ISDIR(mode):
+            raise _fail(path, "output path is a directory")
+        try:
+            with open(path, "wb") as fh:  # a device or pipe: write through, never replace
+                fh.write(data)
+        except OSError as exc:
+            raise _fail(path, f"cannot write: {exc.strerror or exc}") from None
+        return
     path = os.path.abspath(path)
     parent = os.path.dirname(path)
+    tmp = ""
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}{_PREFIX}", dir=parent)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8"))
+            fh.write(data)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except OSError as exc:
+        if tmp:
+            with suppress(OSError):
+                os.unlink(tmp)
         raise _fail(path, f"cannot write: {exc.strerror or exc}") from None

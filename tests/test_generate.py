@@ -176,7 +176,7 @@ def test_refuses_to_replace_foreign_directory(tmp_path: Path) -> None:
     (tmp_path / "etc").mkdir()
     (tmp_path / "etc" / "passwd").write_text("root\n")
     res = CliRunner().invoke(main, ["generate", DEMO, "--out", str(tmp_path / "etc")])
-    assert res.exit_code == 1
+    assert res.exit_code == 2  # a refused output is a usage error, not a finding
     assert "did not write" in res.output
     assert (tmp_path / "etc" / "passwd").read_text() == "root\n"
 

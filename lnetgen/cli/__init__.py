@@ -151,15 +151,24 @@ def solve(site: str, strategy: str | None, out: str | None, fmt: str) -> None:
     help="comma-separated emitters, or 'all' (default: every emitter; modprobe is "
     "skipped with a warning when a routes= string exceeds 1024 bytes)",
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="overwrite files in --out that were edited by hand since lnetgen wrote them "
+    "(files lnetgen did not write are never deleted)",
+)
 @handles_input_errors()
-def generate(site: str, strategy: str | None, out: str, formats: str | None) -> None:
-    """Solve SITE and write everything a site deploys into --out."""
+def generate(site: str, strategy: str | None, out: str, formats: str | None, force: bool) -> None:
+    """Solve SITE and write everything a site deploys into --out.
+
+    --out is replaced atomically under a lock; only files listed in its manifest.json with
+    their recorded sha256 are ever replaced or deleted."""
     from lnetgen.api import generate as gen_fn
     from lnetgen.api import write_output
 
     gen = gen_fn(site, strategy, formats)
     _print_diags(gen.warnings)
-    result = write_output(gen, out)
+    result = write_output(gen, out, force=force)
     click.echo(
         f"{out}: {len(gen.files)} files ({len(result.written)} written, "
         f"{len(result.unchanged)} unchanged, {len(result.removed)} removed); "

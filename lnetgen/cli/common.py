@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
-from lnetgen.diagnostics import Diagnostic, InputError, errors
+from lnetgen.diagnostics import Diagnostic, InputError, UsageError, errors
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -22,8 +22,9 @@ def print_diags(diags: Iterable[Diagnostic], err: bool = True) -> None:
 
 
 def handles_input_errors(code: int = EXIT_FINDINGS, writes: bool = True) -> Callable[[F], F]:
-    """Turn an ``InputError`` into its diagnostics on stderr and exit ``code``.  ``writes``
-    says whether the command writes output (then the summary says nothing was written)."""
+    """Turn an ``InputError`` into its diagnostics on stderr and exit ``code`` (a
+    ``UsageError`` -- refused output, bad option value -- always exits 2).  ``writes`` says
+    whether the command writes output (then the summary says nothing was written)."""
 
     def deco(fn: F) -> F:
         @wraps(fn)
@@ -35,7 +36,7 @@ def handles_input_errors(code: int = EXIT_FINDINGS, writes: bool = True) -> Call
                 n = len(errors(exc.diagnostics))
                 tail = "; nothing written" if writes else ""
                 click.echo(f"lnetgen: {n} error(s){tail}", err=True)
-                sys.exit(code)
+                sys.exit(EXIT_INPUT if isinstance(exc, UsageError) else code)
 
         return inner  # type: ignore[return-value]
 

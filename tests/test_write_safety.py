@@ -1,0 +1,194 @@
+"""The output writer never touches what lnetgen does not own (README, "Data safety").
+
+Regression tests for: concurrent runs on one ``--out`` (two real processes), regeneration over
+a directory holding a ``.git``, a foreign ``manifest.json``, a file lnetgen never wrote or a file
+edited by hand, a symbolic-link ``--out``, and a single-file ``--out`` that is a FIFO.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import ROOT
+
+from lnetgen.api import generate, write_output
+from lnetgen.cli import main
+from lnetgen.diagnostics import InputError
+
+DEMO = str(ROOT / "sites" / "demo.yaml")
+BLUEWATERS = str(ROOT / "sites" / "bluewaters.yaml")
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def _consistent(out: Path) -> None:
+    """Every file the manifest lists is there with its hash, and nothing else is."""
+    doc = json.loads((out / "manifest.json").read_text())
+    listed = {e["path"]: e["sha256"] for e in doc["files"]}
+    present = {
+        p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in out.rglob("*")
+        if p.is_file() and p.name != "manifest.json"
+    }
+    assert present == listed
+
+
+def _demo_tree(out: Path, strategy: str = "groups") -> None:
+    write_output(generate(DEMO, strategy), str(out))
+
+
+def test_two_processes_on_one_out_leave_a_whole_tree(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "lnetgen", "generate", BLUEWATERS, "--out", str(out)]
+    for _round in range(2):
+        procs = [
+            subprocess.Popen(
+                cmd, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+            for _ in range(2)
+        ]
+        results = [(p.wait(timeout=300), p.stderr.read().decode()) for p in procs if p.stderr]
+        for p in procs:
+            if p.stdout:
+                p.stdout.close()
+            if p.stderr:
+                p.stderr.close()
+        assert any(rc == 0 for rc, _ in results), results
+        for rc, err in results:
+            assert rc == 0 or "E-OUTPUT-LOCKED" in err, err
+            assert "Traceback" not in err
+        _consistent(out)
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.lnetgen-")]
+
+
+def test_git_checkout_as_out_is_refused_and_kept(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _demo_tree(out)
+    (out / ".git" / "objects").mkdir(parents=True)
+    (out / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    res = CliRunner().invoke(main, ["generate", DEMO, "-s", "projection", "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    assert "E-OUTPUT-FOREIGN" in res.output and ".git/" in res.output
+    assert (out / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
+    assert "routes/" not in res.output  # owned files are not listed as foreign
+
+
+def test_file_lnetgen_never_wrote_is_refused_and_kept(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _demo_tree(out)
+    (out / "NOTES.txt").write_text("mine\n")
+    with pytest.raises(InputError) as exc:
+        _demo_tree(out, "projection")
+    assert "NOTES.txt" in exc.value.diagnostics[0].message
+    assert (out / "NOTES.txt").read_text() == "mine\n"
+    _consistent_without(out, "NOTES.txt")
+
+
+def _consistent_without(out: Path, extra: str) -> None:
+    (out / extra).rename(out.parent / extra)
+    _consistent(out)
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    ['{"name": "my-npm-package", "files": []}', "not json", '{"lnetgen_version": 1}'],
+)
+def test_foreign_manifest_is_refused(tmp_path: Path, manifest: str) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "manifest.json").write_text(manifest)
+    (out / "index.js").write_text("x\n")
+    with pytest.raises(InputError) as exc:
+        _demo_tree(out)
+    assert exc.value.diagnostics[0].code == "E-OUTPUT-FOREIGN"
+    assert (out / "manifest.json").read_text() == manifest
+    assert (out / "index.js").exists()
+
+
+def test_hand_edited_file_needs_force(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _demo_tree(out)
+    edited = out / "lnetctl" / "rtr01.yaml"
+    edited.write_text(edited.read_text() + "# local tweak\n")
+    res = CliRunner().invoke(main, ["generate", DEMO, "-s", "projection", "--out", str(out)])
+    assert res.exit_code == 2 and "E-OUTPUT-EDITED" in res.output and "rtr01.yaml" in res.output
+    assert edited.read_text().endswith("# local tweak\n")
+    res = CliRunner().invoke(
+        main, ["generate", DEMO, "-s", "projection", "--out", str(out), "--force"]
+    )
+    assert res.exit_code == 0, res.output
+    assert not edited.read_text().endswith("# local tweak\n")
+    _consistent(out)
+
+
+def test_deleted_file_is_simply_rewritten(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _demo_tree(out)
+    (out / "lnetctl" / "rtr01.yaml").unlink()
+    result = write_output(generate(DEMO, "groups"), str(out))
+    assert result.written == ("lnetctl/rtr01.yaml",)
+    _consistent(out)
+
+
+def test_symlinked_out_is_refused(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    _demo_tree(real)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    with pytest.raises(InputError) as exc:
+        _demo_tree(link, "projection")
+    assert "symbolic link" in exc.value.diagnostics[0].message
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
+
+
+def test_symlink_inside_old_tree_is_foreign(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _demo_tree(out)
+    (tmp_path / "elsewhere").mkdir()
+    (out / "data").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(InputError) as exc:
+        _demo_tree(out, "projection")
+    assert "data/" in exc.value.diagnostics[0].message
+    assert (out / "data").is_symlink()
+
+
+def test_solve_out_to_a_fifo_streams_into_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+
+    def reader() -> None:
+        with open(fifo, "rb") as fh:
+            got.append(fh.read())
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    res = CliRunner().invoke(main, ["solve", DEMO, "--out", str(fifo)])
+    thread.join(timeout=60)
+    assert res.exit_code == 0, res.output
+    assert fifo.is_fifo()  # not replaced by a regular file
+    assert json.loads(got[0])["site"] == "demo"
+    assert [p.name for p in tmp_path.iterdir()] == ["pipe"]
+
+
+def test_single_file_out_symlink_is_refused(tmp_path: Path) -> None:
+    target = tmp_path / "plan-real.json"
+    target.write_text("{}\n")
+    link = tmp_path / "plan.json"
+    link.symlink_to(target)
+    res = CliRunner().invoke(main, ["solve", DEMO, "--out", str(link)])
+    assert res.exit_code == 2 and "symbolic link" in res.output
+    assert link.is_symlink() and target.read_text() == "{}\n"
