@@ -26,10 +26,14 @@ try:  # the C composer is several times faster on big inventories
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
-#: Refuse inputs larger than this before parsing (a site inventory is a few MB at most).
-MAX_BYTES = 64 * 1024 * 1024
-#: Upper bound on constructed values; alias expansion beyond it is an error, not an OOM.
-MAX_NODES = 2_000_000
+#: Refuse inputs larger than this before parsing (a site inventory is a few MB at most:
+#: Blue Waters' is 0.2 MB; 100,000 clients listed one by one take about 8 MB).
+MAX_BYTES = 32 * 1024 * 1024
+#: Upper bound on values (scalars, keys, lists, mappings), counted while the text is parsed --
+#: before PyYAML builds its node tree, which costs ~350 bytes a value -- and again after alias
+#: expansion, so any input stays within a few hundred MB (about 1 kB of memory a value in all;
+#: 480,000 values validate under a 1 GiB address-space limit).  Blue Waters has 26,206.
+MAX_NODES = 500_000
 #: Deepest nesting of lists and mappings accepted (an inventory needs about 6).
 MAX_DEPTH = 100
 
@@ -259,14 +263,36 @@ def read_text(path: str, max_bytes: int = MAX_BYTES) -> str:
 
 
 def _check_depth(text: str, file: str) -> None:
-    """Refuse documents nested deeper than ``MAX_DEPTH`` before composing them.
+    """Refuse documents nested deeper than ``MAX_DEPTH``, or holding more than ``MAX_NODES``
+    values as written, before composing them.
 
     libyaml's parser keeps its own stack, but PyYAML's C composer recurses once per level and
     overflows the C stack (a crash, not an exception) long before Python's recursion limit;
-    counting start/end events first is cheap and exact.
+    counting start/end events first is cheap and exact.  The events are streamed, so this pass
+    holds one event at a time: a runaway file is refused before its node tree is built.
     """
     depth = 0
+    values = 0
     for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, yaml.NodeEvent):  # scalar, alias, list or mapping start
+            values += 1
+            if values > MAX_NODES:
+                mark = event.start_mark
+                line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+                raise InputError(
+                    [
+                        Diagnostic(
+                            file,
+                            line,
+                            col,
+                            "error",
+                            "E-YAML-SIZE",
+                            "$",
+                            f"document holds more than {MAX_NODES} values "
+                            "(a runaway file?); refusing to load it",
+                        )
+                    ]
+                )
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:

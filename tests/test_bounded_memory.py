@@ -1,0 +1,75 @@
+"""Every reader bounds its input while it reads (README, "Data safety").
+
+Each case runs the real CLI in a subprocess under a 1 GiB address-space limit and must end in a
+located error (exit 1 or 2, ``file:line``), never a traceback or a MemoryError.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+LIMIT = 1 << 30  # 1 GiB of address space
+TIMEOUT = 240
+
+
+def _cap() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+
+
+def _lnetgen(*args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["OPENBLAS_NUM_THREADS"] = "1"  # numpy's BLAS reserves address space per thread
+    return subprocess.run(
+        [sys.executable, "-m", "lnetgen", *args],
+        cwd=ROOT,
+        env=env,
+        preexec_fn=_cap,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
+def _located(proc: subprocess.CompletedProcess[str], path: Path, code: str) -> None:
+    out = proc.stdout + proc.stderr
+    assert proc.returncode in (1, 2), out[-2000:]
+    assert "Traceback" not in out and "MemoryError" not in out, out[-2000:]
+    assert f"{path}:" in out and code in out, out[-2000:]
+
+
+def test_flat_list_is_refused_while_parsing(tmp_path: Path) -> None:
+    """A 12 MB flat list (the issue's case) used 2.9 GB before the value limit was checked."""
+    site = tmp_path / "flat.yaml"
+    site.write_text("site: x\nrouters:\n" + "".join(f"  - r{i}\n" for i in range(1_000_000)))
+    proc = _lnetgen("validate", str(site))
+    _located(proc, site, "E-YAML-SIZE")
+    # located at the first value over the limit: 5 values (mapping, site, x, routers, the
+    # list) precede the items, so value 500,001 is item 499,996, on line 499,998
+    assert f"{site}:499998:5:" in proc.stdout
+
+
+def test_big_file_is_refused_before_reading(tmp_path: Path) -> None:
+    site = tmp_path / "big.yaml"
+    with open(site, "w") as fh:
+        fh.write("site: x\ncomment: '")
+        fh.write("x" * (33 << 20))
+        fh.write("'\n")
+    _located(_lnetgen("validate", str(site)), site, "E-FILE-SIZE")
+
+
+@pytest.mark.parametrize("count", [480_000])
+def test_largest_accepted_document_fits(tmp_path: Path, count: int) -> None:
+    """Just under the value limit, the whole document is built and checked within 1 GiB."""
+    site = tmp_path / "wide.yaml"
+    site.write_text("site: x\nnotes:\n" + "".join(f"  - r{i}\n" for i in range(count)))
+    proc = _lnetgen("validate", str(site))
+    _located(proc, site, "E-SCHEMA")
