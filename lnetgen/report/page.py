@@ -1,0 +1,217 @@
+"""The report page: solve each strategy, put every picture on scales the strategies share, and
+assemble the :class:`Report` (site facts, summary table, one view per strategy, warnings).
+
+Big sites are aggregated, not drawn point by point: clients appear only as torus link loads,
+at most ``max_slices`` X-Y slices of the torus are drawn per direction (the most loaded ones,
+after a max-over-Z overview), and at most ``max_switches`` switch boxes per strategy (the rest
+are summarized in one line per fabric).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from lnetgen import __version__
+from lnetgen.analyze import Settings, input_error
+from lnetgen.diagnostics import Diagnostic
+from lnetgen.model import Site
+from lnetgen.report.data import Message, Report, StrategyView, Table
+from lnetgen.report.fabric import fabric_headline, fabric_legend, fabric_views, riser_scale
+from lnetgen.report.failures import failure_chart, failure_view
+from lnetgen.report.histograms import histogram_axes, link_hist, router_hist
+from lnetgen.report.solved import IntArray, Solved, Unsolved, solve_all
+from lnetgen.report.svg import fmt, pct
+from lnetgen.report.torus import heat_legend, heat_scale, torus_phases
+
+#: Default caps: switch boxes drawn per strategy, torus slices drawn per direction.
+MAX_SWITCHES = 24
+MAX_SLICES = 6
+#: The same caps per strategy in ``--compare`` mode (every strategy gets its own pictures).
+COMPARE_MAX_SWITCHES = 8
+COMPARE_MAX_SLICES = 2
+
+
+def _span(v: IntArray) -> str:
+    return f"{int(v.min())}-{int(v.max())}" if len(v) else "-"
+
+
+def _summary(site: Site, items: Sequence[Solved | Unsolved]) -> Table:
+    """One row per strategy: nets, classes, spine crossing, router and torus load, N-1."""
+    rows = []
+    torus = site.torus is not None
+    for it in items:
+        if isinstance(it, Unsolved):
+            rows.append((it.name, "not solvable", *([""] * (8 if torus else 6))))
+            continue
+        a = it.analysis
+        fw = a.fabric.writes
+        nm = a.n_minus_1
+        row = [
+            it.name,
+            str(len(it.ix.nets)),
+            str(len(it.ix.classes)),
+            pct(fw.fraction),
+            fmt(fw.max_uplink, 1),
+            _span(it.served),
+        ]
+        if torus and it.loads is not None:
+            sat = a.settings.saturation
+            row.append(f"{fmt(float(it.loads[0].max()))} / {fmt(float(it.loads[1].max()))}")
+            row.append(
+                str(int((it.loads[0] > sat + 1e-9).sum() + (it.loads[1] > sat + 1e-9).sum()))
+            )
+        elif torus:
+            row.extend(["-", "-"])
+        row.append(
+            f"{nm.worst.lost} / {nm.worst.fallback}" if nm is not None and nm.worst else "0 / 0"
+        )
+        row.append(str(nm.routers_losing_a_net if nm is not None else 0))
+        row.append(str(len(a.findings)))
+        rows.append(tuple(row))
+    head = [
+        "strategy",
+        "storage nets",
+        "client classes",
+        "spine crossing",
+        "busiest uplink",
+        "clients per router",
+    ]
+    if torus:
+        head += ["torus max w / r", "saturated links"]
+    head += ["N-1 worst lost / back", "routers losing a net", "findings"]
+    return Table(
+        tuple(head),
+        tuple(rows),
+        tuple(i > 0 for i in range(len(head))),
+    )
+
+
+def _warnings(diags: Sequence[Diagnostic]) -> tuple[Message, ...]:
+    out = []
+    for d in sorted(diags):
+        where = os.path.basename(d.file) if d.file else "<input>"
+        if d.line:
+            where += f":{d.line}:{d.col or 1}"
+        text = d.message + (f" (hint: {d.hint})" if d.hint else "")
+        out.append(Message(d.severity, d.code, f"{where} {d.path}", text))
+    return tuple(out)
+
+
+def _facts(site: Site) -> tuple[tuple[str, str], ...]:
+    """(label, value) about the site for the page header."""
+    facts: list[tuple[str, str]] = [
+        ("clients", f"{len(site.clients):,}"),
+        ("LNet routers", f"{len(site.routers):,}"),
+        (
+            "servers",
+            f"{len(site.servers):,} ({sum(1 for s in site.servers if s.role == 'oss')} OSS, "
+            f"{sum(len(s.osts) for s in site.servers):,} OSTs)",
+        ),
+        (
+            "storage fabrics",
+            ", ".join(
+                f"{f.name} ({len(f.switches)} switches)"
+                for f in site.fabrics
+                if f.role == "storage"
+            ),
+        ),
+    ]
+    if site.torus is not None:
+        t = site.torus
+        facts.append(
+            (
+                "torus",
+                f"{t.dims[0]}x{t.dims[1]}x{t.dims[2]}, {t.routing} routing, "
+                f"{t.nodes_per_chip} node(s) per chip",
+            )
+        )
+    return tuple(facts)
+
+
+def _model(settings: Settings) -> str:
+    """The traffic model in one sentence."""
+    return (
+        f"Uniform workload: every client reads and writes an equal share of every OST's "
+        f"stream; one flow = one OST at {settings.ost_mb_s:g} MB/s (counted by "
+        f"{settings.weight_by}); a torus link saturates above {fmt(settings.saturation)} flows "
+        f"({settings.link_mb_s:g} / {settings.ost_mb_s:g} MB/s)."
+    )
+
+
+def build_report(
+    site: Site,
+    strategies: Sequence[str],
+    warnings: Sequence[Diagnostic] = (),
+    *,
+    settings: Settings | None = None,
+    max_switches: int | None = None,
+    max_slices: int | None = None,
+) -> Report:
+    """Solve ``site`` with each of ``strategies`` (one: a single-strategy report; more: the
+    strategies side by side), analyze each plan, and lay out every picture.  ``warnings`` are
+    the inventory's validation warnings, listed at the end.  A strategy that cannot be solved
+    gets a row saying why.  Raises ``InputError`` when a plan does not match the site."""
+    if not strategies:
+        raise input_error("E-USAGE", "no strategy to report on")
+    settings = settings or Settings()
+    compare = len(strategies) > 1
+    max_switches = (
+        max_switches
+        if max_switches is not None
+        else (COMPARE_MAX_SWITCHES if compare else MAX_SWITCHES)
+    )
+    max_slices = (
+        max_slices if max_slices is not None else (COMPARE_MAX_SLICES if compare else MAX_SLICES)
+    )
+    items = solve_all(site, strategies, settings)
+    solved = [it for it in items if isinstance(it, Solved)]
+    sat = settings.saturation
+    # shared scales, so that strategies compare at a glance
+    heat_max = heat_scale(solved)
+    riser_max = riser_scale(solved)
+    axes = histogram_axes(solved, heat_max)
+    views = []
+    for it in items:
+        if isinstance(it, Unsolved):
+            views.append(StrategyView(it.name, it.error, "", (), (), None, None, None, ()))
+            continue
+        views.append(
+            StrategyView(
+                it.name,
+                "",
+                fabric_headline(it.analysis),
+                fabric_views(site, it, max_switches, riser_max),
+                torus_phases(site, it, heat_max, max_slices, not compare),
+                router_hist(it, axes, compare),
+                link_hist(it, axes, sat, compare),
+                failure_view(it, 5 if compare else 8),
+                tuple((f.code, f.message, f.count) for f in it.analysis.findings),
+            )
+        )
+    compute = [f for f in site.fabrics if f.role != "storage"]
+    compute_note = (
+        f"Compute fabric {', '.join(f.name for f in compute)} (the client side) is not drawn."
+        if compute
+        else ""
+    )
+    return Report(
+        title=f"lnetgen report: {site.name}"
+        + (f" ({strategies[0]})" if not compare else " (strategies compared)"),
+        site=site.name,
+        description=site.description,
+        version=__version__,
+        digest=site.digest[:16],
+        mode="compare" if compare else "single",
+        facts=_facts(site),
+        model=_model(settings),
+        summary=_summary(site, items),
+        failure_chart=failure_chart(solved),
+        views=tuple(views),
+        heat_legend=heat_legend(heat_max, sat)
+        if any(s.loads is not None for s in solved)
+        else None,
+        fabric_legend=fabric_legend(),
+        warnings=_warnings(warnings),
+        compute_note=compute_note,
+    )
