@@ -16,10 +16,11 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lnetgen import fabric, ibsim
+from lnetgen import fabric
 from lnetgen.cli.fabric import command
 from lnetgen.diagnostics import InputError
 from lnetgen.emit.opensm import MAX_REVERSE_HOPS, fabric_files
+from lnetgen.fabric import simulate, trace
 from lnetgen.inventory import load_site
 from lnetgen.model import Site
 from lnetgen.resources import schema
@@ -241,7 +242,7 @@ def test_single_switch_becomes_tor() -> None:
     ],
 )
 def test_director_chip_descriptions(desc: str, hint: tuple[str, str, str] | None) -> None:
-    assert fabric._chip_hint(desc) == hint
+    assert fabric.infer._chip_hint(desc) == hint
 
 
 def test_parse_errors_carry_line_numbers() -> None:
@@ -470,7 +471,7 @@ def test_cli_plan_ports() -> None:
 
 
 def test_cli_check_skips_without_tools(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ibsim, "missing_tools", lambda: ["opensm", "libumad2sim.so"])
+    monkeypatch.setattr(simulate, "missing_tools", lambda: ["opensm", "libumad2sim.so"])
     res = CliRunner().invoke(command, ["check", str(SITES / "demo.yaml")])
     assert res.exit_code == 0
     assert "fabric check skipped: not installed: opensm, libumad2sim.so" in res.output
@@ -492,14 +493,14 @@ Unicast lids [0x0-0x4] of switch DR path slid 0; dlid 0; 0,1 guid 0x001175030000
 
 
 def test_parse_dump_fts() -> None:
-    tables, lids = ibsim.parse_dump_fts(DUMP)
+    tables, lids = trace.parse_dump_fts(DUMP)
     assert tables == {0x0011750300000001: {1: 1, 2: 5, 3: 0, 4: 6}}
     assert lids[0x0011750C00000001] == 4 and lids[0x0011750300000001] == 3
 
 
 def test_check_result_json_shape() -> None:
     """Results are plain dataclasses (the CLI prints them; scripts may dump them)."""
-    d = ibsim.Direction(routes=3, spine=[1, 2])
+    d = trace.Direction(routes=3, spine=[1, 2])
     assert json.loads(json.dumps(dataclasses.asdict(d)))["spine"] == [1, 2]
 
 

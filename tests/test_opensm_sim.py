@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from lnetgen import ibsim
 from lnetgen.cli.fabric import command
+from lnetgen.fabric import simulate
 from lnetgen.inventory import load_site
 
 pytestmark = pytest.mark.integration
@@ -38,31 +38,31 @@ def _apt_install() -> str:
     if os.geteuid() != 0:
         return "not root, cannot apt-get install"
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    cmd = ["apt-get", "install", "-y", "--no-install-recommends", *ibsim.PACKAGES]
+    cmd = ["apt-get", "install", "-y", "--no-install-recommends", *simulate.PACKAGES]
     for attempt in range(2):
         if attempt:  # package lists may be missing or stale on a fresh machine
             subprocess.run(["apt-get", "update"], env=env, capture_output=True, timeout=600)
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
         if proc.returncode == 0:
             return ""
-    return f"apt-get install {' '.join(ibsim.PACKAGES)} failed: {proc.stderr.strip()[-300:]}"
+    return f"apt-get install {' '.join(simulate.PACKAGES)} failed: {proc.stderr.strip()[-300:]}"
 
 
 @pytest.fixture(scope="module")
 def tools() -> None:
-    if ibsim.missing_tools():
+    if simulate.missing_tools():
         reason = _apt_install()
         if reason:
-            pytest.skip(f"OpenSM simulation needs {' '.join(ibsim.PACKAGES)}: {reason}")
-    missing = ibsim.missing_tools()
+            pytest.skip(f"OpenSM simulation needs {' '.join(simulate.PACKAGES)}: {reason}")
+    missing = simulate.missing_tools()
     if missing:
         pytest.skip(f"still missing after install: {', '.join(missing)}")
 
 
 @cache
-def wolf_rows() -> dict[str, ibsim.CheckRow]:
+def wolf_rows() -> dict[str, simulate.CheckRow]:
     site, _ = load_site(str(SITES / "wolf.yaml"))
-    rows = ibsim.check(site)
+    rows = simulate.check(site)
     return {r.scenario.key: r for r in rows}
 
 

@@ -17,7 +17,7 @@ from lnetgen.cli.common import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, handles_input
 from lnetgen.cli.common import print_diags as _print_diags
 
 if TYPE_CHECKING:
-    from lnetgen.ibsim import CheckRow
+    from lnetgen.fabric.simulate import CheckRow
 
 BOUND = 2.0  # the recommended layout's busiest leaf uplink may carry at most 2x the best case
 
@@ -166,21 +166,21 @@ def check(site: str, fabric: str | None, keep: str | None) -> None:
     between compute and IO nodes per spine and leaf uplink: as cabled, with lnetgen's OpenSM
     files, with the port plan, and with both.  Needs opensm, ibsim-utils and
     infiniband-diags; skips (exit 0) without them."""
-    from lnetgen import ibsim
+    from lnetgen.fabric import simulate
     from lnetgen.inventory import load_site
 
-    missing = ibsim.missing_tools()
+    missing = simulate.missing_tools()
     if missing:
         click.echo(
             f"fabric check skipped: not installed: {', '.join(missing)} (Debian/Ubuntu: "
-            f"apt-get install {' '.join(ibsim.PACKAGES)})",
+            f"apt-get install {' '.join(simulate.PACKAGES)})",
             err=True,
         )
         sys.exit(EXIT_OK)
     s, _warnings = load_site(site)
     try:
-        rows = ibsim.check(s, fabric, keep=keep)
-    except ibsim.SimError as exc:
+        rows = simulate.check(s, fabric, keep=keep)
+    except simulate.SimError as exc:
         click.echo(f"fabric check failed: {exc}", err=True)
         sys.exit(EXIT_INPUT)
     for line in report_lines(rows):

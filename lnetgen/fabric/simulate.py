@@ -1,11 +1,10 @@
-"""Run the real OpenSM on a simulated copy of a fabric and count where its routes go.
+"""Run the real OpenSM on a simulated copy of a fabric and count where its routes go: the
+programs, one simulation (:func:`simulate`) and the scenarios ``fabric check`` compares.
 
 ``ibsim`` (ibsim-utils) simulates the fabric from the net file that :mod:`lnetgen.fabric`
 writes; ``opensm -o`` (once mode) configures it through ``libumad2sim.so`` (preloaded, so no
 kernel or hardware is involved); ``dump_fts`` (infiniband-diags) reads every switch's unicast
-forwarding table back.  Every route between the two host classes of the fabric (compute nodes
-and IO nodes on a compute fabric; routers and servers on a storage fabric) is then traced hop by
-hop through those tables, and counted per spine and per leaf uplink.
+forwarding table back, which :mod:`lnetgen.fabric.trace` follows and counts.
 
 Each simulator gets a private ``IBSIM_SOCKNAME`` (abstract unix sockets, nothing on disk) and
 is stopped by its pid.  ``missing_tools()`` says what is not installed; nothing here installs
@@ -15,31 +14,27 @@ anything.
 from __future__ import annotations
 
 import glob
-import itertools
-import math
 import os
 import re
 import shutil
 import subprocess
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import networkx as nx
-
 from lnetgen.emit.opensm import MAX_REVERSE_HOPS, fabric_files
-from lnetgen.fabric import (
-    Host,
-    Layout,
-    apply_moves,
-    fabric_hosts,
-    fabric_of,
-    guid_str,
-    layout,
-    plan_ports,
-    render_net,
+from lnetgen.fabric.cabling import Layout, fabric_hosts, fabric_of, layout
+from lnetgen.fabric.graph import guid_str
+from lnetgen.fabric.ibnetdiscover import render_net
+from lnetgen.fabric.ports import apply_moves, plan_ports
+from lnetgen.fabric.trace import (
+    Direction,
+    Health,
+    count_routes,
+    host_classes,
+    parse_dump_fts,
+    route_health,
 )
 from lnetgen.model import Fabric, Site
 
@@ -88,29 +83,6 @@ class OpenSMSettings:
     root_guids: tuple[int, ...] | None = None
     max_reverse_hops: int = 0
 
-    def describe(self) -> str:
-        files = [
-            n
-            for n, v in (("io", self.io_guids), ("cn", self.cn_guids), ("root", self.root_guids))
-            if v is not None
-        ]
-        text = "+".join(files) + " files" if files else "no guid files"
-        return f"{text}, max_reverse_hops {self.max_reverse_hops}"
-
-
-@dataclass
-class Direction:
-    """Routes from one host class to the other."""
-
-    routes: int = 0
-    unrouted: int = 0
-    spine: list[int] = field(default_factory=list)  # routes through spine k (layout order)
-    uplink: dict[tuple[str, int], int] = field(default_factory=dict)  # (leaf label, port)
-    worst_ratio: float = 0.0  # max over leaves of (busiest uplink / best possible)
-    worst_leaf: str = ""
-    worst_load: int = 0
-    worst_best: int = 0
-
 
 @dataclass
 class SimResult:
@@ -122,29 +94,6 @@ class SimResult:
     health: Health
     seconds: float = 0.0
     log_errors: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Health:
-    """All host-to-host routes, not just the two classes: are they there, do any turn back up
-    after going down (a reverse hop), and is the channel dependency graph acyclic (no credit
-    loop possible)."""
-
-    pairs: int = 0
-    unrouted: int = 0
-    reverse: int = 0  # host pairs whose route goes down and then up again
-    cdg_links: int = 0
-    cdg_acyclic: bool = True
-    cycle: tuple[str, ...] = ()
-
-
-def host_classes(lay: Layout) -> tuple[str, str]:
-    """(source class, IO class) of a fabric: compute/router on a compute fabric, else
-    router/server."""
-    kinds = {h.kind for h in lay.hosts}
-    if "compute" in kinds:
-        return "compute", "router"
-    return "router", "server"
 
 
 # ----------------------------------------------------------------------------- processes
@@ -215,9 +164,25 @@ def _tail(path: str, n: int = 8) -> str:
     return " | ".join(lines[-n:])
 
 
-def _guid_file(path: str, guids: Sequence[int]) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("".join(f"{guid_str(g)}\n" for g in sorted(guids)))
+def _run(
+    cmd: list[str], env: dict[str, str], work: str, timeout: float, log: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """Run a client of the simulator to its end, output captured; ``SimError`` when it takes
+    longer than ``timeout``, with the end of ``log`` when the program writes one."""
+    try:
+        return subprocess.run(
+            cmd,
+            env=env,
+            cwd=work,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        tail = f": {_tail(log)}" if log else ""
+        raise SimError(f"{cmd[0]} did not finish in {timeout:.0f}s{tail}") from exc
 
 
 def _conf(work: str, settings: OpenSMSettings, files: dict[str, str] | None) -> str:
@@ -232,13 +197,6 @@ def _conf(work: str, settings: OpenSMSettings, files: dict[str, str] | None) -> 
             with open(os.path.join(work, name), "w", encoding="utf-8") as fh:
                 fh.write(text.replace("@DIR@", work))
         return path
-    for name, guids in (
-        ("io_guid_file", settings.io_guids),
-        ("cn_guid_file", settings.cn_guids),
-        ("root_guid_file", settings.root_guids),
-    ):
-        if guids is not None:
-            _guid_file(os.path.join(work, name), guids)
     lines = ["routing_engine ftree"]
     for name, guids in (
         ("io_guid_file", settings.io_guids),
@@ -246,7 +204,10 @@ def _conf(work: str, settings: OpenSMSettings, files: dict[str, str] | None) -> 
         ("root_guid_file", settings.root_guids),
     ):
         if guids is not None:
-            lines.append(f"{name} {os.path.join(work, name)}")
+            guid_path = os.path.join(work, name)
+            with open(guid_path, "w", encoding="utf-8") as fh:
+                fh.write("".join(f"{guid_str(g)}\n" for g in sorted(guids)))
+            lines.append(f"{name} {guid_path}")
     lines.append(f"max_reverse_hops {settings.max_reverse_hops}")
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
@@ -260,21 +221,10 @@ _CA_RE = re.compile(r"Fabric has (\d+ CAs, \d+ CA ports \(\d+ of them CNs\), \d+
 def _run_opensm(
     env: dict[str, str], conf: str, work: str, timeout: float
 ) -> tuple[str, str, list[str]]:
+    """OpenSM once over the simulator: (routing engine used, CA summary, ERR lines)."""
     log = os.path.join(work, "opensm.log")
     cmd = ["opensm", "-o", "-R", "ftree", "-F", conf, "-f", log, "-e", "--dump_files_dir", work]
-    try:
-        proc = subprocess.run(
-            cmd,
-            env=env,
-            cwd=work,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise SimError(f"opensm did not finish in {timeout:.0f}s: {_tail(log)}") from exc
+    proc = _run(cmd, env, work, timeout, log)
     if proc.returncode != 0:
         raise SimError(f"opensm exited with {proc.returncode}: {_tail(log)}")
     with open(log, encoding="utf-8", errors="replace") as fh:
@@ -285,45 +235,9 @@ def _run_opensm(
     return (engines[-1] if engines else "none"), (ca[-1] if ca else ""), errors
 
 
-_FT_HEADER = re.compile(r"of switch .* guid (0x[0-9a-fA-F]+)")
-_FT_ENTRY = re.compile(
-    r"^(0x[0-9a-fA-F]+)\s+(\d+)\s*:\s*\((Channel Adapter|Switch)\s+portguid\s+"
-    r"(0x[0-9a-fA-F]+)"
-)
-
-
-def parse_dump_fts(text: str) -> tuple[dict[int, dict[int, int]], dict[int, int]]:
-    """``dump_fts`` output -> ({switch GUID: {LID: out port}}, {port GUID: LID})."""
-    tables: dict[int, dict[int, int]] = {}
-    lids: dict[int, int] = {}
-    cur: dict[int, int] | None = None
-    for line in text.splitlines():
-        m = _FT_HEADER.search(line)
-        if m and line.startswith("Unicast lids"):
-            cur = tables.setdefault(int(m.group(1), 16), {})
-            continue
-        m = _FT_ENTRY.match(line.strip())
-        if m and cur is not None:
-            lid, port, pguid = int(m.group(1), 16), int(m.group(2)), int(m.group(4), 16)
-            cur[lid] = port
-            lids[pguid] = lid
-    return tables, lids
-
-
 def _dump_fts(env: dict[str, str], work: str, timeout: float) -> str:
-    try:
-        proc = subprocess.run(
-            ["dump_fts"],
-            env=env,
-            cwd=work,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise SimError(f"dump_fts did not finish in {timeout:.0f}s") from exc
+    """Every switch's forwarding table, also kept in ``work``."""
+    proc = _run(["dump_fts"], env, work, timeout)
     if proc.returncode != 0 or "Unicast lids" not in proc.stdout:
         raise SimError(f"dump_fts failed ({proc.returncode}): {proc.stderr.strip()[-400:]}")
     with open(os.path.join(work, "dump_fts.txt"), "w", encoding="utf-8") as fh:
@@ -331,156 +245,7 @@ def _dump_fts(env: dict[str, str], work: str, timeout: float) -> str:
     return proc.stdout
 
 
-# ----------------------------------------------------------------------------- counting
-
-
-def count_routes(
-    lay: Layout, tables: dict[int, dict[int, int]], lids: dict[int, int]
-) -> tuple[Direction, Direction]:
-    """Trace every class-A -> class-B and B -> A route through the forwarding tables."""
-    src_kind, io_kind = host_classes(lay)
-    links: dict[tuple[int, int], tuple[str, int]] = {}
-    kind_of: dict[str, str] = {}
-    guid_of: dict[str, int] = {}
-    for n in lay.net.nodes:
-        kind_of[n.id] = n.kind
-        guid_of[n.id] = n.guid
-        for lk in n.links:
-            links[(n.guid, lk.port)] = (lk.peer, lk.peer_port)
-    spine_index = {c.guid: k for k, c in enumerate(lay.spines)}
-    leaf_label = {c.guid: c.label for c in lay.leaves}
-    uplinks = {(c.guid, p) for c in lay.leaves for p in lay.uplinks.get((c.switch, c.leaf), ())}
-    leaf_guid = {(c.switch, c.leaf): c.guid for c in lay.leaves}
-    a_hosts = [h for h in lay.hosts if h.kind == src_kind]
-    b_hosts = [h for h in lay.hosts if h.kind == io_kind]
-
-    def direction(srcs: list[Host], dsts: list[Host]) -> Direction:
-        d = Direction(spine=[0] * len(lay.spines))
-        up: Counter[tuple[int, int]] = Counter()
-        for dst in dsts:
-            dlid = lids.get(dst.guid)
-            dst_node = f"H-{dst.guid - 1:016x}"
-            for src in srcs:
-                if src.name == dst.name:
-                    continue
-                d.routes += 1
-                if dlid is None:
-                    d.unrouted += 1
-                    continue
-                sw = leaf_guid[(src.attach.switch, src.attach.leaf)]
-                hops: list[tuple[int, int]] = []
-                ok = False
-                for _ in range(16):
-                    out = tables.get(sw, {}).get(dlid)
-                    if out is None or (sw, out) not in links:
-                        break
-                    hops.append((sw, out))
-                    peer, _pp = links[(sw, out)]
-                    if kind_of.get(peer) != "switch":
-                        ok = peer == dst_node
-                        break
-                    sw = guid_of[peer]
-                if not ok:
-                    d.unrouted += 1
-                    continue
-                seen_spines = set()
-                for sw_, out in hops:
-                    if sw_ in spine_index and sw_ not in seen_spines:
-                        seen_spines.add(sw_)
-                        d.spine[spine_index[sw_]] += 1
-                    if (sw_, out) in uplinks:
-                        up[(sw_, out)] += 1
-        d.uplink = {(leaf_label[g], p): n for (g, p), n in sorted(up.items())}
-        # worst uplink against the best possible on each leaf
-        by_leaf_src: Counter[int] = Counter(
-            leaf_guid[(h.attach.switch, h.attach.leaf)] for h in srcs
-        )
-        by_leaf_dst: Counter[int] = Counter(
-            leaf_guid[(h.attach.switch, h.attach.leaf)] for h in dsts
-        )
-        for c in lay.leaves:
-            n_up = len(lay.uplinks.get((c.switch, c.leaf), ()))
-            if not n_up or not by_leaf_src[c.guid]:
-                continue
-            elsewhere = len(dsts) - by_leaf_dst[c.guid]
-            best = by_leaf_src[c.guid] * math.ceil(elsewhere / n_up)
-            load = max((n for (g, _p), n in up.items() if g == c.guid), default=0)
-            if best and load / best > d.worst_ratio:
-                d.worst_ratio, d.worst_leaf = load / best, c.label
-                d.worst_load, d.worst_best = load, best
-        return d
-
-    return direction(a_hosts, b_hosts), direction(b_hosts, a_hosts)
-
-
-def route_health(lay: Layout, tables: dict[int, dict[int, int]], lids: dict[int, int]) -> Health:
-    """Trace every (leaf, destination host) path; see :class:`Health`.
-
-    Hosts on one leaf share every switch-to-switch link of their paths, so one trace per leaf
-    and destination covers all host pairs; a host's own cable cannot close a dependency cycle
-    (nothing depends on it before it), so the channel dependency graph is built over the
-    switch-to-switch links only.
-    """
-    links: dict[tuple[int, int], tuple[str, int]] = {}
-    kind_of: dict[str, str] = {}
-    guid_of: dict[str, int] = {}
-    for n in lay.net.nodes:
-        kind_of[n.id] = n.kind
-        guid_of[n.id] = n.guid
-        for lk in n.links:
-            links[(n.guid, lk.port)] = (lk.peer, lk.peer_port)
-    spines = {c.guid for c in lay.spines}
-    up = {(c.guid, p) for c in lay.leaves for p in lay.uplinks.get((c.switch, c.leaf), ())}
-    label = {c.guid: c.label for c in (*lay.leaves, *lay.spines)}
-    on_leaf: Counter[int] = Counter()
-    leaf_guid = {(c.switch, c.leaf): c.guid for c in lay.leaves}
-    for h in lay.hosts:
-        on_leaf[leaf_guid[(h.attach.switch, h.attach.leaf)]] += 1
-    cdg = nx.DiGraph()
-    out = Health()
-    for dst in lay.hosts:
-        dlid = lids.get(dst.guid)
-        dst_node = f"H-{dst.guid - 1:016x}"
-        dst_leaf = leaf_guid[(dst.attach.switch, dst.attach.leaf)]
-        for leaf in sorted(on_leaf):
-            n_src = on_leaf[leaf] - (1 if leaf == dst_leaf else 0)
-            if n_src <= 0:
-                continue
-            out.pairs += n_src
-            sw, hops, ok = leaf, [], False
-            for _ in range(16):
-                port = tables.get(sw, {}).get(dlid) if dlid is not None else None
-                if port is None or (sw, port) not in links:
-                    break
-                peer, _pp = links[(sw, port)]
-                if kind_of.get(peer) != "switch":
-                    ok = peer == dst_node
-                    break
-                hops.append((sw, port))
-                sw = guid_of[peer]
-            if not ok:
-                out.unrouted += n_src
-                continue
-            went_down = False
-            for k, hop in enumerate(hops):
-                if hop[0] in spines:
-                    went_down = True
-                elif hop in up and went_down:
-                    out.reverse += n_src
-                    break
-                del k
-            cdg.add_edges_from(itertools.pairwise(hops))
-    out.cdg_links = cdg.number_of_nodes()
-    try:
-        cycle = nx.find_cycle(cdg)
-    except nx.NetworkXNoCycle:
-        return out
-    out.cdg_acyclic = False
-    out.cycle = tuple(f"{label.get(a[0], hex(a[0]))}:{a[1]}" for a, _b in cycle)
-    return out
-
-
-# ----------------------------------------------------------------------------- entry point
+# ----------------------------------------------------------------------------- one simulation
 
 
 def simulate(
@@ -513,7 +278,7 @@ def simulate(
         sockname = f"lnetgen-{os.getpid()}-{os.path.basename(tmp)}"
         src_kind, io_kind = host_classes(lay)
         first = next((h for h in lay.hosts if h.kind == src_kind), lay.hosts[0])
-        env = _env(sockname, f"H-{first.guid - 1:016x}", work)
+        env = _env(sockname, first.node_id, work)
         with _Ibsim(netfile, work, sockname) as sim:
             sim.wait_ready(60)
             engine, ca, errors = _run_opensm(env, conf, work, timeout)
@@ -531,6 +296,9 @@ def simulate(
         round(time.monotonic() - start, 1),
         errors,
     )
+
+
+# ----------------------------------------------------------------------------- fabric check
 
 
 @dataclass(frozen=True)
@@ -598,10 +366,3 @@ def check(
             sub = os.path.join(keep, sc.key, sw.name) if keep else None
             rows.append(CheckRow(sc, sw.name, simulate(lay, files=files, keep=sub)))
     return rows
-
-
-def spine_summary(counts: Sequence[int]) -> str:
-    """``18 spines: 0 x16, 432 x1, 208 x1`` style: each distinct count and how often."""
-    c = Counter(counts)
-    parts = [f"{v}x{n}" for v, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))]
-    return f"min {min(counts, default=0)} max {max(counts, default=0)} ({', '.join(parts)})"
