@@ -1,0 +1,62 @@
+"""Errors of the live readers and how they become diagnostics.
+
+Readers raise ``EntryError`` with a line relative to the text they parse; whoever knows the
+file turns it into a ``LiveParseError`` carrying a located ``Diagnostic``.  ``decode`` refuses
+bytes that are not UTF-8 at their line; ``shown`` and ``clip`` make file names and manifest
+fields safe to print in a message.
+"""
+
+from __future__ import annotations
+
+from lnetgen.diagnostics import Diagnostic, InputError
+
+
+class LiveParseError(Exception):
+    """A dump that cannot be read; ``diagnostic`` names the file, line and problem."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.format())
+        self.diagnostic = diagnostic
+
+
+class EntryError(Exception):
+    """A problem at ``line`` (relative to the text being parsed)."""
+
+    def __init__(self, line: int, message: str, col: int = 0) -> None:
+        super().__init__(message)
+        self.line = line
+        self.col = col
+        self.message = message
+
+
+def decode(data: bytes) -> str:
+    """``data`` as UTF-8 text; ``EntryError`` at the line of the first byte that is not."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise EntryError(data[: exc.start].count(b"\n") + 1, "not valid UTF-8") from None
+
+
+def diag(
+    file: str, line: int, col: int, message: str, code: str = "E-LIVE-PARSE", host: str = ""
+) -> Diagnostic:
+    """An error about one dump, its message led by the host when one is known."""
+    prefix = f"host {host}: " if host else ""
+    return Diagnostic(file, line, col, "error", code, "$", prefix + message)
+
+
+def path_error(path: str, message: str) -> InputError:
+    """The live PATH itself (or a generated tree's manifest) cannot be used."""
+    return InputError([Diagnostic(path, 0, 0, "error", "E-LIVE-PATH", "$", message)])
+
+
+def shown(text: str) -> str:
+    """``text`` fit to print: control characters, undecodable bytes and other unprintable
+    characters escaped (a file name or a manifest may hold any of them)."""
+    return text if text.isprintable() else ascii(text)[1:-1]
+
+
+def clip(text: str, limit: int = 100) -> str:
+    """``shown(text)``, cut to ``limit`` characters."""
+    text = shown(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,171 @@
+"""Reading lnetctl YAML dumps: ``lnetctl export [--backup]``, ``lnetctl net|route|routing
+show`` and lnet.conf files such as ``lnetgen generate`` writes.
+
+A dump is cut into top-level sections, each parsed and normalized on its own and cached by its
+exact text; which sections a dump holds tells its format.  What a whole configuration leaves out
+is not configured; what a ``show`` of one section leaves out is unknown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from lnetgen.live.block_yaml import Map, yaml_parse
+from lnetgen.live.cache import ParseCache, Sections
+from lnetgen.live.errors import EntryError, LiveParseError, decode, diag
+from lnetgen.live.lnetctl_sections import LNET_SECTIONS, NORMALIZERS, Routing
+from lnetgen.live.state import (
+    BACKUP,
+    CONFIG,
+    EXPORT,
+    NET_SHOW,
+    NO_PEERS,
+    ROUTE_SHOW,
+    ROUTE_SHOW_V,
+    ROUTING_SHOW,
+    HostState,
+    NetTable,
+    RouteTable,
+)
+
+_SECTION_SPLIT = re.compile(rb"\n(?=[^ \t\r\n#\-])")
+_DOC_MARKER = re.compile(rb"^(?:---|\.\.\.)[ \t]*\r?$", re.M)
+
+
+def _yaml_sections(data: bytes) -> Iterator[bytes]:
+    """The text of each top-level section (a line at column 0 starts one), in order."""
+    start = 0
+    for m in _SECTION_SPLIT.finditer(data):
+        yield data[start : m.end()]
+        start = m.end()
+    yield data[start:]
+
+
+def _parse_section(chunk: bytes) -> Sections:
+    """[(key, normalized value, line of the key)] for one section; lines relative to it."""
+    value = yaml_parse(decode(chunk))
+    if value is None:
+        return []
+    if not isinstance(value, Map):
+        raise EntryError(
+            getattr(value, "line", 1),
+            "not an lnetctl YAML dump (expected sections such as 'net:' and 'route:')",
+        )
+    out = []
+    for key, item in value.items():
+        kline = value.lines[key]
+        norm = NORMALIZERS.get(key)
+        out.append((key, norm(item, kline) if norm else item, kline))
+    return out
+
+
+def _parse_piece(piece: bytes, cache: ParseCache) -> Sections:
+    """Sections of one piece of a YAML dump: [(key, normalized, line of the key in the
+    piece)].  Raises ``EntryError`` with lines relative to the piece."""
+    if piece.startswith((b"---", b"...")) or b"\n---" in piece or b"\n..." in piece:
+        piece = _DOC_MARKER.sub(b"", piece)  # keeps line numbers: only the marker text goes
+    out: Sections = []
+    line0 = 0  # lines before the section: counted section by section, not from the start
+    for chunk in _yaml_sections(piece):
+        got = cache.sections.get(chunk)
+        if got is None:
+            try:
+                got = _parse_section(chunk)
+            except EntryError as exc:
+                if exc.line:
+                    exc.line += line0
+                raise
+            cache.sections[chunk] = got
+            cache.remember(len(chunk))
+        out.extend((key, value, line0 + kline) for key, value, kline in got)
+        line0 += chunk.count(b"\n")
+    return out
+
+
+def parse_yaml(data: bytes, file: str, cache: ParseCache) -> HostState:
+    """The state an lnetctl YAML dump shows.  Raises ``LiveParseError`` naming ``file``."""
+    # Dumps of one client class share everything from ``route:`` on (routes, routing, peers,
+    # global) and differ in the ``net:`` section before it (NIDs, statistics): the two pieces
+    # are cached separately, so the big shared one is parsed once and only hashed afterwards.
+    split = data.find(b"\nroute:")
+    pieces = [(0, data)] if split < 0 else [(0, data[: split + 1]), (split + 1, data[split + 1 :])]
+    parts: dict[str, tuple[Any, int]] = {}
+    for offset, piece in pieces:
+        got = cache.pieces.get(piece)
+        if got is None:
+            try:
+                got = _parse_piece(piece, cache)
+            except EntryError as exc:
+                line = exc.line + data.count(b"\n", 0, offset) if exc.line else 0
+                raise LiveParseError(diag(file, line, exc.col, exc.message)) from None
+            cache.pieces[piece] = got
+            cache.remember(len(piece))
+        for key, value, kline in got:
+            if key in parts:
+                line = kline + data.count(b"\n", 0, offset)
+                raise LiveParseError(diag(file, line, 1, f"section {key!r} appears twice"))
+            parts[key] = (value, kline)
+    if not parts:
+        raise LiveParseError(diag(file, 0, 0, "the dump is empty", "E-LIVE-EMPTY"))
+    keys = set(parts)
+    if not keys & NORMALIZERS.keys():
+        unknown = sorted(keys - LNET_SECTIONS)
+        raise LiveParseError(
+            diag(
+                file,
+                1,
+                1,
+                "not an LNet dump: no 'net:', 'route:', "
+                "'routing:' or 'peer:' section"
+                + (f" (found {', '.join(unknown[:3])})" if unknown else ""),
+            )
+        )
+    return _assemble_yaml(parts, file)
+
+
+def _assemble_yaml(parts: dict[str, tuple[Any, int]], file: str) -> HostState:
+    """One state from a dump's normalized sections; which sections it holds name its format."""
+    nets: NetTable | None = parts["net"][0] if "net" in parts else None
+    routes: RouteTable | None = parts["route"][0] if "route" in parts else None
+    routing: Routing | None = parts["routing"][0] if "routing" in parts else None
+    peers: Mapping[str, frozenset[str]] = parts["peer"][0] if "peer" in parts else NO_PEERS
+    health: list[str] = []
+    keys = set(parts) - {"buffers"}
+    if "ip2nets" in parts:
+        health.append("ip2nets is not resolved (it depends on the node's addresses)")
+    if keys == {"route"}:
+        assert routes is not None
+        fmt = ROUTE_SHOW_V if routes.detailed else ROUTE_SHOW
+        if not routes.detailed:
+            health.append(
+                "dump has no hop/priority (use `lnetctl route show -v`): only route "
+                "presence compared"
+            )
+        return HostState(None, routes, None, peers, tuple(health), (file,), (fmt,))
+    if keys == {"net"}:
+        return HostState(nets, None, None, peers, tuple(health), (file,), (NET_SHOW,))
+    if keys == {"routing"}:
+        assert routing is not None
+        return HostState(
+            None, None, routing.enabled, peers, routing.health, (file,), (ROUTING_SHOW,)
+        )
+    # a whole configuration: what it leaves out is not configured
+    if (routing is not None and routing.sequence) or (routes is not None and routes.shows_state):
+        fmt = EXPORT
+    elif "global" in parts:
+        fmt = BACKUP
+    else:
+        fmt = CONFIG
+    if routing is not None:
+        health.extend(routing.health)
+    return HostState(
+        nets if nets is not None else NetTable({}),
+        routes if routes is not None else RouteTable({}),
+        routing.enabled if routing is not None else False,
+        peers,
+        tuple(health),
+        (file,),
+        (fmt,),
+    )

@@ -1,0 +1,213 @@
+"""The sections of lnetctl YAML, each normalized on its own: ``net:`` to a ``NetTable``,
+``route:`` to a ``RouteTable``, ``routing:`` to a ``Routing`` and ``peer:`` to the NID groups of
+each peer.  ``LNET_SECTIONS`` names every top-level section lnetctl is known to print."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from lnetgen import nodes
+from lnetgen.live.block_yaml import Map
+from lnetgen.live.errors import EntryError
+from lnetgen.live.normalize import (
+    LOOPBACK,
+    RouteRows,
+    canonical_nid,
+    check_hop_priority,
+    expand,
+    integer,
+    route_net,
+)
+from lnetgen.live.state import UNDEFINED_HOP, NetTable, RouteTable
+
+
+def _items(value: Any, section: str, line: int) -> list[Map]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise EntryError(line, f"'{section}:' should be a sequence of entries")
+    out = []
+    for item in value:
+        if not isinstance(item, Map):
+            raise EntryError(
+                getattr(item, "line", line),
+                f"'{section}:' entries should be mappings, got {item!r}",
+            )
+        out.append(item)
+    return out
+
+
+def _interfaces(value: Any, line: int) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        keys = sorted(value, key=lambda k: (0, int(k)) if str(k).isdigit() else (1, str(k)))
+        vals = [value[k] for k in keys]
+    elif isinstance(value, list):
+        vals = list(value)
+    else:
+        vals = [value]
+    out = []
+    for v in vals:
+        if not isinstance(v, str) or not v:
+            raise EntryError(line, f"bad interface {v!r}")
+        out.append(v)
+    return out
+
+
+def norm_nets(value: Any, line: int) -> NetTable:
+    """``net:``: interfaces and NIDs per net (the loopback net left out); a NI shown down is
+    a health note."""
+    nets: dict[str, set[str]] = {}
+    nids: dict[str, list[str]] = {}
+    health: list[str] = []
+    for item in _items(value, "net", line):
+        iline = item.line
+        ntype = item.get("net type")
+        if not isinstance(ntype, str):
+            raise EntryError(iline, "net entry without 'net type'")
+        if LOOPBACK.fullmatch(ntype.strip()):
+            continue
+        try:
+            net = nodes.canonical_net(ntype)
+        except nodes.NodeSyntaxError as exc:
+            raise EntryError(item.lines.get("net type", iline), str(exc)) from None
+        ifaces = nets.setdefault(net, set())
+        ifaces.update(_interfaces(item.get("interfaces"), item.lines.get("interfaces", iline)))
+        for ni in _items(
+            item.get("local NI(s)"), "local NI(s)", item.lines.get("local NI(s)", iline)
+        ):
+            ifaces.update(_interfaces(ni.get("interfaces"), ni.lines.get("interfaces", ni.line)))
+            nid = ni.get("nid")
+            if isinstance(nid, str):
+                canon = canonical_nid(nid, ni.lines.get("nid", ni.line), "NID")
+                nids.setdefault(net, []).append(canon)
+                status = ni.get("status")
+                if isinstance(status, str) and status.lower() == "down":
+                    health.append(f"NI {canon} is down")
+    return NetTable(
+        {n: tuple(sorted(i)) for n, i in nets.items()},
+        {n: tuple(v) for n, v in nids.items()},
+        tuple(health),
+    )
+
+
+def norm_routes(value: Any, line: int) -> RouteTable:
+    """``route:``: one route per (net, gateway) after expanding ranges; ``detailed`` unless no
+    entry shows a hop or a priority (``lnetctl route show`` without ``-v``)."""
+    rows = RouteRows()
+    entries = _items(value, "route", line)
+    detailed = not entries or any("hop" in e or "priority" in e for e in entries)
+    for e in entries:
+        lines = e.lines
+        net, gw = e.get("net"), e.get("gateway")
+        if not isinstance(net, str) or not isinstance(gw, str):
+            missing = "gateway" if isinstance(net, str) else "net"
+            raise EntryError(e.line, f"route entry without '{missing}'")
+        hop_line, prio_line = lines.get("hop", e.line), lines.get("priority", e.line)
+        hop = integer(e["hop"], hop_line, "hop") if e.get("hop") is not None else UNDEFINED_HOP
+        prio = integer(e["priority"], prio_line, "priority") if e.get("priority") is not None else 0
+        check_hop_priority(hop, prio, hop_line, prio_line)
+        targets = [route_net(n, lines["net"]) for n in expand(net, lines["net"])]
+        gws = [canonical_nid(g, lines["gateway"], "gateway") for g in expand(gw, lines["gateway"])]
+        is_down = str(e.get("state", "")).lower() == "down"
+        for n in targets:
+            for g in gws:
+                if rows.add(n, g, hop, prio) and is_down:
+                    rows.mark_down(g, n)
+    return rows.table(detailed, any("state" in e or "type" in e for e in entries))
+
+
+@dataclass(frozen=True)
+class Routing:
+    """``routing:``: whether the node forwards (``None`` when no ``enable`` is shown), and
+    whether the section is the per-CPT sequence a full ``lnetctl export`` prints."""
+
+    enabled: bool | None
+    sequence: bool
+    health: tuple[str, ...] = ()
+
+
+def norm_routing(value: Any, line: int) -> Routing:
+    """``routing:`` as a mapping (``enable: 1``) or a sequence (``- enable: 1``)."""
+    enable: Any = None
+    eline = line
+    sequence = isinstance(value, list)
+    if isinstance(value, Map):
+        enable, eline = value.get("enable"), value.lines.get("enable", line)
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, Map) and "enable" in item:
+                enable, eline = item["enable"], item.lines["enable"]
+    elif value is not None:
+        raise EntryError(line, "'routing:' should be a mapping or a sequence")
+    if enable is None:
+        return Routing(None, sequence, ("routing section without 'enable'",))
+    text = str(enable).strip().lower()
+    if text in ("true", "yes", "on"):
+        return Routing(True, sequence)
+    if text in ("false", "no", "off"):
+        return Routing(False, sequence)
+    return Routing(integer(enable, eline, "routing enable") != 0, sequence)
+
+
+def norm_peers(value: Any, line: int) -> dict[str, frozenset[str]]:
+    """``peer:``: each NID of a peer mapped to all of that peer's NIDs."""
+    out: dict[str, frozenset[str]] = {}
+    for item in _items(value, "peer", line):
+        found: list[str] = []
+        primary = item.get("primary nid")
+        if isinstance(primary, str):
+            found.append(primary)
+        for ni in _items(item.get("peer ni"), "peer ni", item.lines.get("peer ni", item.line)):
+            nid = ni.get("nid")
+            if isinstance(nid, str):
+                found.append(nid)
+        canon = set()
+        for nid in found:
+            try:
+                canon.add(str(nodes.parse_nid(nid.strip())))
+            except nodes.NodeSyntaxError:
+                continue  # peers can list NIDs lnetgen does not model; they only help matching
+        group = frozenset(canon)
+        for nid in group:
+            out[nid] = group
+    return out
+
+
+#: The sections lnetgen reads, and the normalizer of each.
+NORMALIZERS: dict[str, Callable[[Any, int], Any]] = {
+    "net": norm_nets,
+    "route": norm_routes,
+    "routing": norm_routing,
+    "peer": norm_peers,
+}
+LNET_SECTIONS = frozenset(
+    (
+        "net",
+        "route",
+        "routing",
+        "peer",
+        "buffers",
+        "global",
+        "numa",
+        "discovery",
+        "udsp",
+        "ip2nets",
+        "statistics",
+        "ping",
+        "max_intf",
+        "drop_asym_route",
+        "retry_count",
+        "transaction_timeout",
+        "health_sensitivity",
+        "recovery_interval",
+        "router_sensitivity",
+        "lnd_timeout",
+        "response_tracking",
+        "recovery_limit",
+        "max_recovery_ping_interval",
+    )
+)

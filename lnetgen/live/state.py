@@ -1,0 +1,102 @@
+"""The normalized live state every reader produces: route and net tables, one host's state,
+the set of hosts read from a live PATH, and the names of the formats a state came from."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from lnetgen.diagnostics import Diagnostic
+
+RouteKey = tuple[str, str]  # (net, gateway NID)
+
+UNDEFINED_HOP = -1
+
+# format names, as reported in HostState.formats
+EXPORT = "lnetctl export"
+BACKUP = "lnetctl export --backup"
+CONFIG = "lnetctl YAML"
+ROUTE_SHOW = "lnetctl route show"
+ROUTE_SHOW_V = "lnetctl route show -v"
+NET_SHOW = "lnetctl net show"
+ROUTING_SHOW = "lnetctl routing show"
+LCTL_ROUTES = "lctl get_param routes"
+LCTL_SHOW_ROUTE = "lctl show_route"
+MODPROBE = "modprobe"
+
+
+@dataclass(frozen=True, eq=False)
+class RouteTable:
+    """Routes of one dump: (net, gateway) -> (hop, priority).
+
+    ``detailed`` is False when the dump lists routes without hop and priority (``lnetctl route
+    show`` without ``-v``): then only presence can be compared.  Compared by identity, so that
+    hosts sharing a parsed table share comparison work.
+    """
+
+    routes: Mapping[RouteKey, tuple[int, int]]
+    detailed: bool = True
+    health: tuple[str, ...] = ()
+    shows_state: bool = False  # entries carry state/type (a full export, not --backup)
+
+
+@dataclass(frozen=True, eq=False)
+class NetTable:
+    """Networks of one dump: net -> interfaces (sorted; ``()`` when the dump shows none), and
+    net -> the NIDs shown (empty when the dump has none, e.g. an lnet.conf)."""
+
+    nets: Mapping[str, tuple[str, ...]]
+    nids: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    health: tuple[str, ...] = ()
+
+
+#: The peers of a dump without a ``peer:`` section (one shared empty mapping).
+NO_PEERS: Mapping[str, frozenset[str]] = {}
+
+
+@dataclass(frozen=True)
+class HostState:
+    """Normalized live state of one host; ``None`` means the dump did not show that part.
+
+    ``routing`` is True when the node forwards, False when it does not (including
+    ``stopping``, a drain in progress).  ``peers`` maps a NID to every NID of its peer (from an
+    export's ``peer:`` section), for gateways that discovery lists under their primary NID.
+    """
+
+    nets: NetTable | None = None
+    routes: RouteTable | None = None
+    routing: bool | None = None
+    peers: Mapping[str, frozenset[str]] = field(default_factory=lambda: NO_PEERS)
+    health: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    formats: tuple[str, ...] = ()
+
+    @property
+    def all_health(self) -> tuple[str, ...]:
+        """Health notes of the state and of its tables, without repeats, in order."""
+        seen: dict[str, None] = {}
+        for part in (
+            self.nets.health if self.nets else (),
+            self.routes.health if self.routes else (),
+            self.health,
+        ):
+            for note in part:
+                seen.setdefault(note, None)
+        return tuple(seen)
+
+
+@dataclass
+class LiveSet:
+    """Every host read from a live PATH.
+
+    ``hosts`` holds the hosts with at least one readable dump; ``errors`` one diagnostic per
+    unreadable dump and ``error_hosts`` the hosts they belong to.  ``generated`` holds the
+    manifest's site, strategy and digest when PATH is an ``lnetgen generate`` directory.
+    """
+
+    path: str
+    hosts: dict[str, HostState] = field(default_factory=dict)
+    files: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    errors: list[Diagnostic] = field(default_factory=list)
+    error_hosts: set[str] = field(default_factory=set)
+    generated: dict[str, str] | None = None
