@@ -262,7 +262,7 @@ def read_text(path: str, max_bytes: int = MAX_BYTES) -> str:
         ) from None
 
 
-def _check_depth(text: str, file: str) -> None:
+def check_depth(text: str, file: str) -> None:
     """Refuse documents nested deeper than ``MAX_DEPTH``, or holding more than ``MAX_NODES``
     values as written, before composing them.
 
@@ -401,7 +401,7 @@ def _size_error(file: str, node: yaml.Node, path: Path) -> InputError:
 def load_text(text: str, file: str) -> Source:
     """Parse one YAML document; raise ``InputError`` on syntax errors or an empty document."""
     try:
-        _check_depth(text, file)
+        check_depth(text, file)
         node = yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         raise InputError([_problem_diag(file, exc, text)]) from None

@@ -247,9 +247,9 @@ def yaml_parse(text: str) -> Any:
     try:
         # PyYAML's C composer recurses once per level and overflows the C stack (a crash) on
         # deep nesting: count the parser's events first
-        yamlsrc._check_depth(text, "")
+        yamlsrc.check_depth(text, "")
         docs = list(yaml.compose_all(text, Loader=_Loader))
-    except InputError as exc:  # from _check_depth
+    except InputError as exc:  # from check_depth
         d = exc.diagnostics[0]
         raise EntryError(d.line, d.message, d.col) from None
     except yaml.MarkedYAMLError as exc:
