@@ -49,7 +49,7 @@ class Traffic:
     lost_r: float
 
 
-def dense(owner: IntArray, col: IntArray, w: FloatArray, nrows: int, ncols: int) -> FloatArray:
+def _dense(owner: IntArray, col: IntArray, w: FloatArray, nrows: int, ncols: int) -> FloatArray:
     """An (nrows, ncols) matrix of the weights ``w`` summed at (``owner``, ``col``)."""
     flat = np.bincount(owner * ncols + col, weights=w, minlength=nrows * ncols)
     return np.asarray(flat, dtype=np.float64).reshape(nrows, ncols)
@@ -69,13 +69,13 @@ def traffic(ix: PlanIndex, mask: BoolArray, workload: Workload | None) -> Traffi
     skeys = (np.maximum(sg, 0)[:, None] * ncnet + np.arange(ncnet)[None, :]).reshape(-1)
     owner, row = ssh.rows_of(skeys)
     keep = (sg >= 0)[owner // max(ncnet, 1)]
-    srv_share = dense(owner[keep], ssh.router[row[keep]], ssh.share[row[keep]], S * ncnet, R)
+    srv_share = _dense(owner[keep], ssh.router[row[keep]], ssh.share[row[keep]], S * ncnet, R)
     srv_share = srv_share.reshape(S, ncnet, R)
     n = len(ix.site.clients)
     c_cls, c_net = np.divmod(csh.key, max(nnet, 1))
     if workload is None:
         nf = ix.net_flows
-        w_matrix = dense(c_cls, csh.router, csh.share * nf[c_net], C, R) / max(n, 1)
+        w_matrix = _dense(c_cls, csh.router, csh.share * nf[c_net], C, R) / max(n, 1)
         r_matrix = np.einsum("skr,s->kr", srv_share, ix.server_flows) / max(n, 1)
         w_client = np.nonzero(ix.client_class >= 0)[0].astype(np.int64)
         w_key = ix.client_class[w_client]
@@ -84,7 +84,7 @@ def traffic(ix: PlanIndex, mask: BoolArray, workload: Workload | None) -> Traffi
         members = np.bincount(ix.client_class[ix.client_class >= 0], minlength=C)
         class_frac = members / max(n, 1)
         # per unit of a net's flows, the part each router carries
-        u_net = dense(c_net, csh.router, csh.share * class_frac[c_cls], nnet, R)
+        u_net = _dense(c_net, csh.router, csh.share * class_frac[c_cls], nnet, R)
         w_server = u_net[ix.server_net] * ix.server_flows[:, None]
         cnet_frac = np.bincount(ix.client_cnet[ix.client_cnet >= 0], minlength=ncnet) / max(n, 1)
         v_server = np.einsum("skr,k,s->sr", srv_share, cnet_frac, ix.server_flows)
@@ -104,7 +104,7 @@ def traffic(ix: PlanIndex, mask: BoolArray, workload: Workload | None) -> Traffi
         owner, row = csh.rows_of(np.maximum(cls, 0) * nnet + net)
         keep = cls[owner] >= 0
         owner, row = owner[keep], row[keep]
-        w_matrix = dense(owner, csh.router[row], csh.share[row] * fl[owner], P, R)
+        w_matrix = _dense(owner, csh.router[row], csh.share[row] * fl[owner], P, R)
         rrow = np.where((kn >= 0)[:, None], srv_share[sidx, np.maximum(kn, 0)], 0.0)
         r_matrix = rrow * fl[:, None]
         w_client = r_client = cl
