@@ -1,6 +1,7 @@
-"""``lnetgen analyze``, ``lnetgen compare`` and ``lnetgen place``: congestion, failures and
-placement, printed from the data ``lnetgen.analyze`` and ``lnetgen.place`` return.
+"""``lnetgen analyze`` and ``lnetgen compare``: congestion and failures, printed from the data
+``lnetgen.analyze`` returns.
 
+``COMMANDS`` also holds ``lnetgen place`` (from ``lnetgen.cli.place``, re-exported here).
 Register with ``for cmd in COMMANDS: main.add_command(cmd)``.
 """
 
@@ -8,8 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 import click
 
@@ -22,77 +22,11 @@ from lnetgen.cli.common import (
     model_options,
     print_diags,
 )
-
-F = TypeVar("F", bound=Callable[..., Any])
+from lnetgen.cli.place import format_placement, place_clients_cmd, place_group, place_osts_cmd
+from lnetgen.cli.siteplan import format_option, load_plan, model_settings, num, plan_option
 
 if TYPE_CHECKING:  # the library is imported lazily at run time
-    from lnetgen.analyze import Analysis, CompareRow, LinkStats, Settings
-    from lnetgen.model import Site
-    from lnetgen.place import ClientPlacement, PlacementComparison
-    from lnetgen.plan import Plan
-
-
-def _format_option(fn: F) -> F:
-    return click.option(
-        "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-    )(fn)
-
-
-def _plan_option(fn: F) -> F:
-    return click.option(
-        "--plan",
-        "plan_path",
-        type=click.Path(exists=True, dir_okay=False),
-        default=None,
-        help="analyze this plan.json (from `lnetgen solve --out`) instead of solving SITE",
-    )(fn)
-
-
-def _settings(link_mb_s: float, ost_mb_s: float, weight_by: str) -> Settings:
-    from lnetgen.analyze import Settings
-
-    return Settings(link_mb_s, ost_mb_s, weight_by)
-
-
-def _load(site_path: str, strategy: str | None, plan_path: str | None) -> tuple[Site, Plan]:
-    """The site and its plan: solved, or read from ``plan_path`` (checked against the site)."""
-    from lnetgen.api import load_site
-    from lnetgen.diagnostics import Diagnostic, InputError
-    from lnetgen.plan import Plan
-    from lnetgen.solve import solve
-
-    if plan_path and strategy:
-        raise click.UsageError("give --strategy or --plan, not both")
-    site, warnings = load_site(site_path)
-    print_diags(warnings)
-    if not plan_path:
-        return site, solve(site, strategy)
-    try:
-        with open(plan_path, encoding="utf-8") as fh:
-            plan = Plan.from_json(fh.read())
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise InputError(
-            [Diagnostic(plan_path, 0, 0, "error", "E-PLAN", "$", f"not a plan.json: {exc}")]
-        ) from None
-    if plan.inventory_digest != site.digest:
-        print_diags(
-            [
-                Diagnostic(
-                    plan_path,
-                    0,
-                    0,
-                    "warning",
-                    "W-PLAN-DIGEST",
-                    "$.inventory_digest",
-                    f"the plan was solved from another version of {site_path}",
-                )
-            ]
-        )
-    return site, plan
-
-
-def _num(x: float, digits: int = 2) -> str:
-    return f"{x:.{digits}f}"
+    from lnetgen.analyze import Analysis, CompareRow, LinkStats
 
 
 def _pct(x: float) -> str:
@@ -105,8 +39,8 @@ def _pct(x: float) -> str:
 @click.command("analyze")
 @click.argument("site", type=click.Path(exists=True, dir_okay=False))
 @STRATEGY_OPT
-@_plan_option
-@_format_option
+@plan_option
+@format_option
 @click.option(
     "--fail",
     "fail",
@@ -142,8 +76,10 @@ def analyze_cmd(
     """
     from lnetgen.analyze import LOST, analyze
 
-    site_obj, plan = _load(site, strategy, plan_path)
-    result = analyze(site_obj, plan, fail=fail, settings=_settings(link_mb_s, ost_mb_s, weight_by))
+    site_obj, plan = load_plan(site, strategy, plan_path)
+    result = analyze(
+        site_obj, plan, fail=fail, settings=model_settings(link_mb_s, ost_mb_s, weight_by)
+    )
     if fmt == "json":
         click.echo(json.dumps(result.as_dict(), indent=1, sort_keys=True))
     else:
@@ -155,12 +91,12 @@ def analyze_cmd(
 
 def _link_line(label: str, st: LinkStats, saturation: float) -> list[str]:
     lines = [
-        f"  {label}: max {_num(st.max)}  p99 {_num(st.p99)}  mean {_num(st.mean, 3)} flows per "
-        f"link; {st.saturated} link(s) above {_num(saturation)}; {st.used} of {st.links} links "
-        f"used; volume {_num(st.volume, 1)} flow-hops"
+        f"  {label}: max {num(st.max)}  p99 {num(st.p99)}  mean {num(st.mean, 3)} flows per "
+        f"link; {st.saturated} link(s) above {num(saturation)}; {st.used} of {st.links} links "
+        f"used; volume {num(st.volume, 1)} flow-hops"
     ]
     if st.top:
-        lines.append("    busiest: " + ", ".join(f"{n} {_num(v)}" for n, v in st.top))
+        lines.append("    busiest: " + ", ".join(f"{n} {num(v)}" for n, v in st.top))
     return lines
 
 
@@ -168,12 +104,12 @@ def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
     """The text report of ``lnetgen analyze``."""
     s = a.settings
     out = [
-        f"site {a.site}  strategy {a.strategy}  workload {a.workload}: {_num(a.flows, 1)} flows "
+        f"site {a.site}  strategy {a.strategy}  workload {a.workload}: {num(a.flows, 1)} flows "
         f"(one flow = one OST at {s.ost_mb_s:g} MB/s, counted by {s.weight_by})"
     ]
     if a.lost_writes or a.lost_reads:
         out.append(
-            f"  unserved: {_num(a.lost_writes, 1)} write flows and {_num(a.lost_reads, 1)} read "
+            f"  unserved: {num(a.lost_writes, 1)} write flows and {num(a.lost_reads, 1)} read "
             "flows have no live route"
         )
     fb = a.fabric
@@ -182,13 +118,13 @@ def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
     for label, ph in (("writes", fb.writes), ("reads ", fb.reads)):
         inter = ph.inter_switch / ph.served if ph.served else 0.0
         line = (
-            f"  {label}: {_pct(ph.fraction)} of {_num(ph.served, 1)} flows cross the spine "
+            f"  {label}: {_pct(ph.fraction)} of {num(ph.served, 1)} flows cross the spine "
             f"({_pct(inter)} between switches)"
         )
         if ph.max_uplink > 0:
             line += (
-                f"; busiest uplink {_num(ph.max_uplink)} flows ({ph.max_leaf}), mean "
-                f"{_num(ph.mean_uplink)}, max/mean {_num(ph.imbalance)}"
+                f"; busiest uplink {num(ph.max_uplink)} flows ({ph.max_leaf}), mean "
+                f"{num(ph.mean_uplink)}, max/mean {num(ph.imbalance)}"
             )
         out.append(line)
     out.append(
@@ -202,7 +138,7 @@ def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
     else:
         dims = "x".join(str(d) for d in t.dims)
         out.append(
-            f"torus {dims}, {t.routing} routing; a link saturates above {_num(t.saturation)} flows "
+            f"torus {dims}, {t.routing} routing; a link saturates above {num(t.saturation)} flows "
             f"({s.link_mb_s:g} / {s.ost_mb_s:g} MB/s)"
         )
         out.extend(_link_line("writes (client -> router)", t.writes, t.saturation))
@@ -222,8 +158,8 @@ def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
             win = " ".join(f"{_share(v, r.writes):>4}" for v in r.writes_in)
             rout = " ".join(f"{_share(v, r.reads):>4}" for v in r.reads_out)
             out.append(
-                f"  {r.name:<{width}}  {c:<12} {r.clients:>7}  {_num(r.writes):>7} {win}  "
-                f"{_num(r.reads):>7} {rout}"
+                f"  {r.name:<{width}}  {c:<12} {r.clients:>7}  {num(r.writes):>7} {win}  "
+                f"{num(r.reads):>7} {rout}"
             )
         if len(routers) < len(t.routers):
             out.append(f"  ... {len(t.routers) - len(routers)} more routers (--all)")
@@ -305,7 +241,7 @@ def _failure_lines(a: Analysis, show_all: bool) -> list[str]:
 
 @click.command("compare")
 @click.argument("site", type=click.Path(exists=True, dir_okay=False))
-@_format_option
+@format_option
 @click.option(
     "--strategies",
     "only",
@@ -350,7 +286,7 @@ def compare_cmd(
                 f"unknown {', '.join(unknown)} (known: {', '.join(strategy_names())})",
                 param_hint="--strategies",
             )
-    rows = compare(site_obj, names, _settings(link_mb_s, ost_mb_s, weight_by), seed)
+    rows = compare(site_obj, names, model_settings(link_mb_s, ost_mb_s, weight_by), seed)
     if fmt == "json":
         click.echo(json.dumps([r.as_dict() for r in rows], indent=1, sort_keys=True))
     else:
@@ -372,7 +308,7 @@ def format_compare(rows: list[CompareRow]) -> list[str]:
             out.append(f"{r.strategy:<17} not solvable: {r.error}")
             continue
         out.append(
-            f"{r.strategy:<17} {r.nets:>5} {_pct(r.spine_fraction):>7} {_num(r.uplink_max):>7} "
+            f"{r.strategy:<17} {r.nets:>5} {_pct(r.spine_fraction):>7} {num(r.uplink_max):>7} "
             f"{_pair(r.uniform_write_max, r.uniform_read_max):>13} "
             f"{_pair(r.placed_write_max, r.placed_read_max):>13} "
             f"{_pair(r.default_write_max, r.default_read_max):>13} "
@@ -396,164 +332,17 @@ def _pair(a: float, b: float) -> str:
     return f"{a:.1f}/{b:.1f}"
 
 
-# ============================================================================ place
-
-
-@click.group("place")
-def place_group() -> None:
-    """Place I/O: the best clients for given OSS, or the best OSTs for a client."""
-
-
-@place_group.command("clients")
-@click.argument("site", type=click.Path(exists=True, dir_okay=False))
-@click.option(
-    "--oss", "oss", multiple=True, required=True, metavar="NAME", help="an OSS (repeatable)"
-)
-@click.option(
-    "--per-oss",
-    type=click.IntRange(min=1),
-    default=None,
-    help="clients per OSS (default: one per OST of the OSS)",
-)
-@STRATEGY_OPT
-@_plan_option
-@click.option(
-    "--from",
-    "pool",
-    default=None,
-    metavar="NODESET",
-    help="choose only among these clients (e.g. a job's allocation)",
-)
-@click.option("--seed", default=0, show_default=True, help="seed of the random comparison")
-@_format_option
-@model_options
-@handles_input_errors(EXIT_INPUT)
-def place_clients_cmd(
-    site: str,
-    oss: tuple[str, ...],
-    per_oss: int | None,
-    strategy: str | None,
-    plan_path: str | None,
-    pool: str | None,
-    seed: int,
-    fmt: str,
-    link_mb_s: float,
-    ost_mb_s: float,
-    weight_by: str,
-) -> None:
-    """The nearest free clients for each OSS (seed 000 §5), greedy in the order given.
-
-    Distance: torus hops from a client to the router(s) it uses for that OSS's net in the
-    plan.  Prints a node set per OSS, then the torus link loads of the placed clients against
-    the same number of clients in node order and at random (one flow per client and OST).
-
-    Exit status: 0 ok, 2 bad input (unknown OSS, too few free clients, usage).
-    """
-    from lnetgen import place
-    from lnetgen.analyze import index_plan
-
-    site_obj, plan = _load(site, strategy, plan_path)
-    settings = _settings(link_mb_s, ost_mb_s, weight_by)
-    ix = index_plan(site_obj, plan, settings)
-    available = place.clients_by_name(site_obj, pool) if pool else None
-    placed = place.place_clients(site_obj, plan, oss, per_oss, available, ix)
-    cmp = None
-    if site_obj.torus is not None:
-        cmp = place.compare_placements(site_obj, plan, oss, per_oss, settings, seed, available, ix)
-    if fmt == "json":
-        doc: dict[str, Any] = {
-            "site": plan.site,
-            "strategy": plan.strategy,
-            "placement": _plain(placed),
-            "loads": _plain(cmp) if cmp is not None else None,
-        }
-        click.echo(json.dumps(doc, indent=1, sort_keys=True))
-    else:
-        for line in format_placement(placed, cmp, plan.strategy):
-            click.echo(line)
-    sys.exit(EXIT_OK)
-
-
-def _plain(obj: Any) -> Any:
-    from lnetgen.analyze import plain
-
-    return plain(obj)
-
-
-def format_placement(
-    placed: ClientPlacement, cmp: PlacementComparison | None, strategy: str
-) -> list[str]:
-    """The text report of ``lnetgen place clients``."""
-    width = max(len(o.server) for o in placed.per_oss)
-    out = [f"strategy {strategy}: clients per OSS, nearest first (hops to their own gateways)"]
-    for o in placed.per_oss:
-        out.append(
-            f"  {o.server:<{width}}  via {','.join(o.routers) or '-'}  {len(o.clients)} clients, "
-            f"hops mean {_num(o.mean_hops)} max {_num(o.max_hops, 0)}  {o.nodes}"
-        )
-    if cmp is not None:
-        out.append("")
-        out.append("torus link loads for these OSS (max / p99 flows per link, links saturated):")
-        for pl in (cmp.placed, cmp.default, cmp.random):
-            out.append(
-                f"  {pl.method:<8} hops {_num(pl.mean_hops):>6}   writes "
-                f"{_num(pl.writes.max):>6} / {_num(pl.writes.p99):>5}, "
-                f"{pl.writes.saturated:>4} saturated   reads "
-                f"{_num(pl.reads.max):>6} / {_num(pl.reads.p99):>5}, {pl.reads.saturated:>4} "
-                "saturated"
-            )
-    return out
-
-
-@place_group.command("osts")
-@click.argument("site", type=click.Path(exists=True, dir_okay=False))
-@click.option("--client", "client", required=True, metavar="NODE", help="the client node")
-@click.option("--count", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--fs", "fs", default=None, metavar="NAME", help="only OSTs of this file system")
-@click.option(
-    "--path",
-    "path",
-    default="FILE",
-    show_default=True,
-    help="file name to put in the lfs setstripe lines",
-)
-@STRATEGY_OPT
-@_plan_option
-@_format_option
-@handles_input_errors(EXIT_INPUT)
-def place_osts_cmd(
-    site: str,
-    client: str,
-    count: int,
-    fs: str | None,
-    path: str,
-    strategy: str | None,
-    plan_path: str | None,
-    fmt: str,
-) -> None:
-    """The OSTs whose OSS the client reaches through the nearest routers (seed 004), as
-    `lfs setstripe -c 1 -i INDEX` lines.
-
-    Exit status: 0 ok, 2 bad input (unknown client or file system, usage).
-    """
-    from lnetgen.place import place_osts
-
-    site_obj, plan = _load(site, strategy, plan_path)
-    picks = place_osts(site_obj, plan, client, count, fs)
-    if fmt == "json":
-        click.echo(json.dumps([_plain(p) for p in picks], indent=1, sort_keys=True))
-    else:
-        multi = len({p.fs for p in picks}) > 1 or fs is None
-        for p in picks:
-            where = f"{p.fs} " if multi else ""
-            click.echo(
-                f"{p.setstripe(path)}  # {where}OST {p.index} on {p.server} via "
-                f"{','.join(p.routers)}, {_num(p.hops, 1)} hops"
-            )
-    sys.exit(EXIT_OK)
-
-
 #: The commands this module adds to ``lnetgen``.
 COMMANDS: tuple[click.Command, ...] = (analyze_cmd, compare_cmd, place_group)
 
-__all__ = ["COMMANDS", "analyze_cmd", "compare_cmd", "place_group"]
+__all__ = [
+    "COMMANDS",
+    "analyze_cmd",
+    "compare_cmd",
+    "format_analysis",
+    "format_compare",
+    "format_placement",
+    "place_clients_cmd",
+    "place_group",
+    "place_osts_cmd",
+]

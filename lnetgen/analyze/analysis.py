@@ -1,0 +1,82 @@
+"""One plan analyzed: storage-fabric crossings, torus link loads, and failures (the pairs a
+given failure hurts, or the N-1 summary), gathered in an ``Analysis``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lnetgen.analyze.fabric import FabricReport, fabric_report
+from lnetgen.analyze.failures import FailureReport, NMinus1, failure_report, n_minus_1
+from lnetgen.analyze.plain import plain
+from lnetgen.model import Site
+from lnetgen.plan import Plan
+from lnetgen.traffic.findings import Finding
+from lnetgen.traffic.flows import traffic
+from lnetgen.traffic.index import PlanIndex, index_plan
+from lnetgen.traffic.routes import failed_mask, resolve_failures
+from lnetgen.traffic.settings import Settings, Workload, rounded
+from lnetgen.traffic.torus import TorusReport, torus_report
+
+
+@dataclass(frozen=True)
+class Analysis:
+    site: str
+    strategy: str
+    workload: str
+    settings: Settings
+    flows: float  # offered flows (writes); served + lost
+    lost_writes: float  # flows with no live route (failures)
+    lost_reads: float
+    fabric: FabricReport
+    torus: TorusReport | None
+    failure: FailureReport | None  # with --fail
+    n_minus_1: NMinus1 | None  # without --fail
+    findings: tuple[Finding, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(plain(self))
+
+
+def analyze(
+    site: Site,
+    plan: Plan,
+    *,
+    fail: Sequence[str] = (),
+    settings: Settings | None = None,
+    workload: Workload | None = None,
+    index: PlanIndex | None = None,
+    with_n_minus_1: bool = True,
+    ports: bool = True,
+    torus: bool = True,
+) -> Analysis:
+    """Analyze ``plan`` on ``site``: storage-fabric crossings, torus loads, failures.
+
+    ``fail`` names routers, leaves, switches, nets or groups (see :func:`resolve_failures`);
+    traffic then uses the best live priority.  Without ``fail`` the N-1 summary is computed
+    (unless ``with_n_minus_1`` is False).  ``workload`` None is the uniform workload.
+    ``ports`` False skips the per-router link figures (one ``link_loads`` call per router and
+    phase) for batched calls: same link loads, faster; ``torus`` False skips the torus.
+    Raises ``InputError`` when the plan does not match the site or a name is unknown.
+    """
+    settings = settings or Settings()
+    ix = index or index_plan(site, plan, settings)
+    failed = resolve_failures(plan, fail) if fail else ()
+    mask = failed_mask(ix, failed)
+    tr = traffic(ix, mask, workload)
+    return Analysis(
+        site=plan.site,
+        strategy=plan.strategy,
+        workload=workload.name if workload is not None else "uniform",
+        settings=settings,
+        flows=rounded(tr.served_w + tr.lost_w),
+        lost_writes=rounded(tr.lost_w),
+        lost_reads=rounded(tr.lost_r),
+        fabric=fabric_report(ix, tr),
+        torus=torus_report(ix, tr, settings, mask, ports) if torus else None,
+        failure=failure_report(ix, failed) if fail else None,
+        n_minus_1=n_minus_1(ix) if (not fail and with_n_minus_1) else None,
+        findings=ix.findings,
+    )

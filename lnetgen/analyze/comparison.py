@@ -1,0 +1,126 @@
+"""The strategies side by side: solve a site with each, analyze every plan the same way, and
+add the torus loads of placed, node-order and random clients (``lnetgen.place``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lnetgen import place
+from lnetgen.analyze.analysis import analyze
+from lnetgen.analyze.plain import plain
+from lnetgen.model import Site
+from lnetgen.solve import solve, strategy_names
+from lnetgen.strategies import SolveError
+from lnetgen.traffic.index import index_plan
+from lnetgen.traffic.settings import Settings, rounded
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    """One strategy, side by side with the others.  Torus figures are the maximum flows on a
+    directed link (writes / reads); ``placed_*`` use one client per OST placed by
+    ``lnetgen.place`` (nearest free clients), ``default_*`` contiguous clients in node order,
+    ``random_*`` random clients, for the same OSTs."""
+
+    strategy: str
+    error: str = ""
+    nets: int = 0
+    classes: int = 0
+    spine_fraction: float = 0.0
+    uplink_max: float = 0.0
+    uplink_imbalance: float = 0.0
+    uniform_write_max: float = 0.0
+    uniform_read_max: float = 0.0
+    uniform_write_volume: float = 0.0
+    uniform_saturated: int = 0
+    placed_write_max: float = 0.0
+    placed_read_max: float = 0.0
+    placed_write_volume: float = 0.0
+    placed_read_volume: float = 0.0
+    placed_saturated: int = 0
+    default_write_max: float = 0.0
+    default_read_max: float = 0.0
+    random_write_max: float = 0.0
+    random_read_max: float = 0.0
+    worst_router: str = ""
+    worst_lost: int = 0
+    worst_fallback: int = 0
+    routers_losing_a_net: int = 0
+    findings: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(plain(self))
+
+
+def compare(
+    site: Site,
+    strategies: Sequence[str] | None = None,
+    settings: Settings | None = None,
+    seed: int = 0,
+    uniform_torus: bool = True,
+) -> list[CompareRow]:
+    """Solve ``site`` with every strategy (or ``strategies``) and analyze each the same way.
+
+    ``uniform_torus`` False leaves out the torus loads of the uniform workload (the costly
+    part: every client to every router); the placed/default/random loads are always computed
+    on a torus site."""
+    settings = settings or Settings()
+    rows: list[CompareRow] = []
+    for name in strategies or strategy_names():
+        try:
+            plan = solve(site, name)
+        except SolveError as exc:
+            rows.append(CompareRow(name, error="; ".join(d.message for d in exc.diagnostics)[:300]))
+            continue
+        ix = index_plan(site, plan, settings)
+        a = analyze(site, plan, settings=settings, index=ix, torus=uniform_torus)
+        kw: dict[str, Any] = {}
+        if a.torus is not None:
+            kw.update(
+                uniform_write_max=a.torus.writes.max,
+                uniform_read_max=a.torus.reads.max,
+                uniform_write_volume=a.torus.writes.volume,
+                uniform_saturated=a.torus.writes.saturated + a.torus.reads.saturated,
+            )
+        if site.torus is not None and ix.router_coords is not None:
+            oss = place.oss_with_osts(site, plan)
+            if oss:
+                cmp = place.compare_placements(
+                    site, plan, oss, None, settings=settings, seed=seed, index=ix
+                )
+                kw.update(
+                    placed_write_max=cmp.placed.writes.max,
+                    placed_read_max=cmp.placed.reads.max,
+                    placed_write_volume=cmp.placed.writes.volume,
+                    placed_read_volume=cmp.placed.reads.volume,
+                    placed_saturated=cmp.placed.writes.saturated + cmp.placed.reads.saturated,
+                    default_write_max=cmp.default.writes.max,
+                    default_read_max=cmp.default.reads.max,
+                    random_write_max=cmp.random.writes.max,
+                    random_read_max=cmp.random.reads.max,
+                )
+        nm = a.n_minus_1
+        if nm is not None and nm.worst is not None:
+            kw.update(
+                worst_router=nm.worst.router,
+                worst_lost=nm.worst.lost,
+                worst_fallback=nm.worst.fallback,
+            )
+        rows.append(
+            CompareRow(
+                name,
+                nets=len(ix.nets),
+                classes=len(ix.classes),
+                spine_fraction=rounded(a.fabric.writes.fraction),
+                uplink_max=rounded(a.fabric.writes.max_uplink),
+                uplink_imbalance=rounded(a.fabric.writes.imbalance),
+                routers_losing_a_net=nm.routers_losing_a_net if nm is not None else 0,
+                findings=len(a.findings),
+                **kw,
+            )
+        )
+    return rows

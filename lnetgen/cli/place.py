@@ -1,0 +1,180 @@
+"""``lnetgen place``: the best clients for given OSS, or the best OSTs for a client, printed
+from the data ``lnetgen.place`` returns.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from lnetgen.cli.common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    STRATEGY_OPT,
+    handles_input_errors,
+    model_options,
+)
+from lnetgen.cli.siteplan import format_option, load_plan, model_settings, num, plan_option
+
+if TYPE_CHECKING:  # the library is imported lazily at run time
+    from lnetgen.place import ClientPlacement, PlacementComparison
+
+
+@click.group("place")
+def place_group() -> None:
+    """Place I/O: the best clients for given OSS, or the best OSTs for a client."""
+
+
+@place_group.command("clients")
+@click.argument("site", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--oss", "oss", multiple=True, required=True, metavar="NAME", help="an OSS (repeatable)"
+)
+@click.option(
+    "--per-oss",
+    type=click.IntRange(min=1),
+    default=None,
+    help="clients per OSS (default: one per OST of the OSS)",
+)
+@STRATEGY_OPT
+@plan_option
+@click.option(
+    "--from",
+    "pool",
+    default=None,
+    metavar="NODESET",
+    help="choose only among these clients (e.g. a job's allocation)",
+)
+@click.option("--seed", default=0, show_default=True, help="seed of the random comparison")
+@format_option
+@model_options
+@handles_input_errors(EXIT_INPUT)
+def place_clients_cmd(
+    site: str,
+    oss: tuple[str, ...],
+    per_oss: int | None,
+    strategy: str | None,
+    plan_path: str | None,
+    pool: str | None,
+    seed: int,
+    fmt: str,
+    link_mb_s: float,
+    ost_mb_s: float,
+    weight_by: str,
+) -> None:
+    """The nearest free clients for each OSS (seed 000 §5), greedy in the order given.
+
+    Distance: torus hops from a client to the router(s) it uses for that OSS's net in the
+    plan.  Prints a node set per OSS, then the torus link loads of the placed clients against
+    the same number of clients in node order and at random (one flow per client and OST).
+
+    Exit status: 0 ok, 2 bad input (unknown OSS, too few free clients, usage).
+    """
+    from lnetgen import place
+    from lnetgen.analyze import index_plan
+
+    site_obj, plan = load_plan(site, strategy, plan_path)
+    settings = model_settings(link_mb_s, ost_mb_s, weight_by)
+    ix = index_plan(site_obj, plan, settings)
+    available = place.clients_by_name(site_obj, pool) if pool else None
+    placed = place.place_clients(site_obj, plan, oss, per_oss, available, ix)
+    cmp = None
+    if site_obj.torus is not None:
+        cmp = place.compare_placements(site_obj, plan, oss, per_oss, settings, seed, available, ix)
+    if fmt == "json":
+        doc: dict[str, Any] = {
+            "site": plan.site,
+            "strategy": plan.strategy,
+            "placement": _plain(placed),
+            "loads": _plain(cmp) if cmp is not None else None,
+        }
+        click.echo(json.dumps(doc, indent=1, sort_keys=True))
+    else:
+        for line in format_placement(placed, cmp, plan.strategy):
+            click.echo(line)
+    sys.exit(EXIT_OK)
+
+
+def _plain(obj: Any) -> Any:
+    from lnetgen.analyze import plain
+
+    return plain(obj)
+
+
+def format_placement(
+    placed: ClientPlacement, cmp: PlacementComparison | None, strategy: str
+) -> list[str]:
+    """The text report of ``lnetgen place clients``."""
+    width = max(len(o.server) for o in placed.per_oss)
+    out = [f"strategy {strategy}: clients per OSS, nearest first (hops to their own gateways)"]
+    for o in placed.per_oss:
+        out.append(
+            f"  {o.server:<{width}}  via {','.join(o.routers) or '-'}  {len(o.clients)} clients, "
+            f"hops mean {num(o.mean_hops)} max {num(o.max_hops, 0)}  {o.nodes}"
+        )
+    if cmp is not None:
+        out.append("")
+        out.append("torus link loads for these OSS (max / p99 flows per link, links saturated):")
+        for pl in (cmp.placed, cmp.default, cmp.random):
+            out.append(
+                f"  {pl.method:<8} hops {num(pl.mean_hops):>6}   writes "
+                f"{num(pl.writes.max):>6} / {num(pl.writes.p99):>5}, "
+                f"{pl.writes.saturated:>4} saturated   reads "
+                f"{num(pl.reads.max):>6} / {num(pl.reads.p99):>5}, {pl.reads.saturated:>4} "
+                "saturated"
+            )
+    return out
+
+
+@place_group.command("osts")
+@click.argument("site", type=click.Path(exists=True, dir_okay=False))
+@click.option("--client", "client", required=True, metavar="NODE", help="the client node")
+@click.option("--count", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--fs", "fs", default=None, metavar="NAME", help="only OSTs of this file system")
+@click.option(
+    "--path",
+    "path",
+    default="FILE",
+    show_default=True,
+    help="file name to put in the lfs setstripe lines",
+)
+@STRATEGY_OPT
+@plan_option
+@format_option
+@handles_input_errors(EXIT_INPUT)
+def place_osts_cmd(
+    site: str,
+    client: str,
+    count: int,
+    fs: str | None,
+    path: str,
+    strategy: str | None,
+    plan_path: str | None,
+    fmt: str,
+) -> None:
+    """The OSTs whose OSS the client reaches through the nearest routers (seed 004), as
+    `lfs setstripe -c 1 -i INDEX` lines.
+
+    Exit status: 0 ok, 2 bad input (unknown client or file system, usage).
+    """
+    from lnetgen.place import place_osts
+
+    site_obj, plan = load_plan(site, strategy, plan_path)
+    picks = place_osts(site_obj, plan, client, count, fs)
+    if fmt == "json":
+        click.echo(json.dumps([_plain(p) for p in picks], indent=1, sort_keys=True))
+    else:
+        multi = len({p.fs for p in picks}) > 1 or fs is None
+        for p in picks:
+            where = f"{p.fs} " if multi else ""
+            click.echo(
+                f"{p.setstripe(path)}  # {where}OST {p.index} on {p.server} via "
+                f"{','.join(p.routers)}, {num(p.hops, 1)} hops"
+            )
+    sys.exit(EXIT_OK)
+
+
+__all__ = ["format_placement", "place_clients_cmd", "place_group", "place_osts_cmd"]
