@@ -25,6 +25,13 @@ def _span_until(s: str, i: int, stop: str) -> int:
     return i
 
 
+def _name(s: str, i: int, stop: str) -> tuple[int, str, int]:
+    """The name starting at ``i`` and ending before ``stop``: (its start, it, the index after
+    it and the spaces that follow)."""
+    end = _span_until(s, i, stop)
+    return i, s[i:end], _skip_space(s, end)
+
+
 def _check_cpt(expr: str, offset: int) -> None:
     """A ``cfs_expr_list`` in brackets: ``[0,2-3,4-8/2]`` (bounds are per node, not checked)."""
     body = expr[1:-1]
@@ -65,10 +72,7 @@ def parse_networks(text: str) -> list[tuple[str, tuple[str, ...]]]:
         i = _skip_space(text, i)
         if i >= n:
             break
-        name_at = i
-        i = _span_until(text, i, SPACE + ":()[],")
-        name = text[name_at:i]
-        i = _skip_space(text, i)
+        name_at, name, i = _name(text, i, SPACE + ":()[],")
         ifaces: list[tuple[int, str]] = []
         if i < n and text[i] == "(":
             close = text.find(")", i)
@@ -111,10 +115,7 @@ def _parse_ifaces(text: str, start: int, close: int) -> list[tuple[int, str]]:
     i = start
     while True:
         i = _skip_space(inner, i)
-        name_at = i
-        i = _span_until(inner, i, SPACE + "[],")
-        name = inner[name_at:i]
-        i = _skip_space(inner, i)
+        name_at, name, i = _name(inner, i, SPACE + "[],")
         if i < close and inner[i] == "[":
             i = _cpt_at(inner, i)
         if not name:
