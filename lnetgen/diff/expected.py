@@ -1,0 +1,66 @@
+"""The expected side of a diff: what the plan wants on every host (networks, routes, routing,
+NIDs), with the objects shared by the hosts of one client class or server group."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from lnetgen import nodes
+from lnetgen.diff.result import CLIENT, ROUTER, SERVER
+from lnetgen.live import RouteKey
+from lnetgen.model import Site
+from lnetgen.plan import Plan, Route
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What the plan wants on one host (the same objects are shared by a client class)."""
+
+    role: str
+    nets: Mapping[str, tuple[str, ...]]
+    routes: Mapping[RouteKey, tuple[int, int]]
+    routing: bool
+    nids: Mapping[str, str] = field(default_factory=dict)
+
+
+def expected_states(plan: Plan, site: Site | None = None) -> dict[str, Expected]:
+    """Per-host proposed state.  With ``site``, clients' NIDs are known too (the plan keeps
+    clients as folded classes without NIDs)."""
+    out: dict[str, Expected] = {}
+    client_nid: dict[str, str] = {}
+    if site is not None:
+        client_nid = dict(zip(site.clients.names, site.clients.nids, strict=True))
+    for cc in plan.client_classes:
+        nets = {cc.net: (cc.interface,)}
+        routes = _route_map(cc.routes)
+        shared = Expected(CLIENT, nets, routes, False)
+        for name in nodes.expand(cc.members):
+            nid = client_nid.get(name)
+            out[name] = Expected(CLIENT, nets, routes, False, {cc.net: nid}) if nid else shared
+    for r in plan.routers:
+        nets_r: dict[str, set[str]] = {}
+        for i in r.interfaces:
+            nets_r.setdefault(i.net, set()).add(i.interface)
+        out[r.name] = Expected(
+            ROUTER,
+            {n: tuple(sorted(v)) for n, v in nets_r.items()},
+            {},
+            True,
+            {i.net: i.nid for i in r.interfaces},
+        )
+    by_routes: dict[int, Mapping[RouteKey, tuple[int, int]]] = {}
+    for sr in plan.server_routes:
+        by_routes[id(sr)] = _route_map(sr.routes)
+    server_routes = {
+        name: by_routes[id(sr)] for sr in plan.server_routes for name in nodes.expand(sr.servers)
+    }
+    for s in plan.servers:
+        out[s.name] = Expected(
+            SERVER, {s.net: (s.interface,)}, server_routes.get(s.name, {}), False, {s.net: s.nid}
+        )
+    return out
+
+
+def _route_map(routes: Iterable[Route]) -> dict[RouteKey, tuple[int, int]]:
+    return {(r.net, r.gateway): (r.hop, r.priority) for r in routes}

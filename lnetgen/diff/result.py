@@ -1,0 +1,123 @@
+"""What a diff finds: the roles, per-host changes (``HostDiff``), groups of hosts that need the
+same changes, and the whole ``DiffResult``; also how host names in it are sorted and shown."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from lnetgen import nodes
+from lnetgen.diagnostics import Diagnostic
+
+ROUTER, SERVER, CLIENT = "router", "server", "client"
+_ROLE_ORDER = {ROUTER: 0, SERVER: 1, CLIENT: 2}
+
+#: (net, gateway, hop, priority)
+RouteEntry = tuple[str, str, int, int]
+#: (net, gateway, live hop, live priority, proposed hop, proposed priority)
+RouteChange = tuple[str, str, int, int, int, int]
+#: (net, interfaces)
+NetEntry = tuple[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class HostDiff:
+    """The changes that would bring one host from its live state to the plan."""
+
+    role: str
+    add_nets: tuple[NetEntry, ...] = ()
+    remove_nets: tuple[NetEntry, ...] = ()
+    change_nets: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()  # live, proposed
+    nids: tuple[tuple[str, tuple[str, ...], str], ...] = ()  # net, live NIDs, inventory NID
+    add_routes: tuple[RouteEntry, ...] = ()
+    remove_routes: tuple[RouteEntry, ...] = ()
+    change_routes: tuple[RouteChange, ...] = ()
+    routing: str = ""  # "enable" | "disable" | ""
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.add_nets
+            or self.remove_nets
+            or self.change_nets
+            or self.nids
+            or self.add_routes
+            or self.remove_routes
+            or self.change_routes
+            or self.routing
+        )
+
+
+@dataclass(frozen=True)
+class Group:
+    """Hosts (a folded node set) that need exactly the same changes."""
+
+    hosts: str
+    count: int
+    diff: HostDiff
+
+
+@dataclass
+class DiffResult:
+    """The comparison of a plan with a live PATH."""
+
+    site: str
+    strategy: str
+    live_path: str
+    generated: dict[str, str] | None = None
+    groups: list[Group] = field(default_factory=list)
+    equal: str = ""
+    equal_count: int = 0
+    missing: str = ""
+    missing_count: int = 0
+    unknown: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    errors: list[Diagnostic] = field(default_factory=list)
+    error_hosts: str = ""
+    health: list[tuple[str, int, str]] = field(default_factory=list)  # hosts, count, note
+
+    @property
+    def differ_count(self) -> int:
+        """Hosts with changes (the hosts of all groups)."""
+        return sum(g.count for g in self.groups)
+
+    @property
+    def compared(self) -> int:
+        return self.equal_count + self.differ_count
+
+    @property
+    def differs(self) -> bool:
+        return bool(self.groups or self.missing_count or self.unknown or self.errors)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when live equals the plan, 1 when anything differs or could not be read."""
+        return 1 if self.differs else 0
+
+
+def role_rank(role: str) -> int:
+    """Routers first, then servers, then clients: the order groups and steps are listed in."""
+    return _ROLE_ORDER.get(role, 9)
+
+
+def natural(name: str) -> tuple[object, ...]:
+    """Sort key in which digit runs compare as numbers (``rtr2`` before ``rtr10``)."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+
+def fold_hosts(names: Iterable[str]) -> str:
+    """Fold live host names into one node set.  ``read_live`` only takes host names from file
+    names that are host names; any other name (a ``LiveSet`` built elsewhere) is listed after
+    the node set, escaped, and never parsed as node set syntax."""
+    good: list[str] = []
+    other: list[str] = []
+    for name in names:
+        (good if nodes.HOSTNAME_RE.match(name) else other).append(name)
+    parts = [nodes.fold(good)] if good else []
+    parts.extend(show_name(name) for name in sorted(other))
+    return ", ".join(parts)
+
+
+def show_name(name: str) -> str:
+    """A host name as it is; anything else quoted and escaped."""
+    return name if nodes.HOSTNAME_RE.match(name) else ascii(name)

@@ -1,0 +1,185 @@
+"""The changes of a diff as ordered ``lnetctl`` steps per node set (``plan_changes``).
+
+The order keeps every host's paths while the change rolls out: new networks and routes first
+(routers, then servers' return routes, then clients), routers drained (``lnetctl set routing
+0``) before their routes or networks go, removals last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from lnetgen import nodes
+from lnetgen.diff.result import (
+    CLIENT,
+    ROUTER,
+    SERVER,
+    DiffResult,
+    Group,
+    HostDiff,
+    natural,
+    role_rank,
+)
+from lnetgen.live import UNDEFINED_HOP
+
+
+@dataclass(frozen=True)
+class Step:
+    """One ordered step: run ``commands`` on every host of ``hosts``."""
+
+    number: int
+    title: str
+    hosts: str
+    count: int
+    commands: tuple[str, ...]
+
+
+def route_add(net: str, gateway: str, hop: int, priority: int) -> str:
+    hop_opt = f" --hop {hop}" if hop != UNDEFINED_HOP else ""
+    return f"lnetctl route add --net {net} --gateway {gateway}{hop_opt} --priority {priority}"
+
+
+def route_del(net: str, gateway: str) -> str:
+    return f"lnetctl route del --net {net} --gateway {gateway}"
+
+
+def _net_add(net: str, ifaces: Iterable[str]) -> str:
+    ifs = ",".join(ifaces)
+    return f"lnetctl net add --net {net}" + (f" --if {ifs}" if ifs else "")
+
+
+def _adds_nets(d: HostDiff) -> list[str]:
+    out = [_net_add(n, i) for n, i in d.add_nets]
+    for net, have, want in d.change_nets:
+        new = [i for i in want if i not in have]
+        if new:
+            out.append(_net_add(net, new))
+    return out
+
+
+def _removes_nets(d: HostDiff) -> list[str]:
+    out: list[str] = []
+    for net, have, want in d.change_nets:
+        out.extend(f"lnetctl net del --net {net} --if {i}" for i in have if i not in want)
+    out.extend(f"lnetctl net del --net {n}" for n, _i in d.remove_nets)
+    return out
+
+
+def _drains(d: HostDiff) -> bool:
+    """Whether a host must stop forwarding (``set routing 0``) before its removals.  A router
+    that does not forward yet (routing to be enabled) has nothing to drain."""
+    if d.routing == "enable":
+        return False
+    if d.role == ROUTER:
+        return bool(
+            d.routing == "disable"
+            or d.remove_nets
+            or d.remove_routes
+            or any(set(h) - set(w) for _n, h, w in d.change_nets)
+        )
+    return d.routing == "disable"
+
+
+def _nid_notes(d: HostDiff) -> list[str]:
+    return [
+        f"# {net}: the interface gives NID {', '.join(have)}; the inventory says {nid} "
+        "(set the interface address; LNet takes the NID from it)"
+        for net, have, nid in d.nids
+    ]
+
+
+def _route_adds(d: HostDiff) -> list[str]:
+    return [route_add(*r) for r in d.add_routes]
+
+
+def _route_dels(d: HostDiff) -> list[str]:
+    return [route_del(r[0], r[1]) for r in d.remove_routes]
+
+
+def _route_replaces(d: HostDiff) -> list[str]:
+    return [
+        c
+        for r in d.change_routes
+        for c in (route_del(r[0], r[1]), route_add(r[0], r[1], r[4], r[5]))
+    ]
+
+
+#: The commands one phase runs on a host with these changes (none: the host sits it out).
+_Commands = Callable[[HostDiff], list[str]]
+
+
+def _on(role: str, commands: _Commands) -> _Commands:
+    """``commands`` on hosts of ``role`` only."""
+    return lambda d: commands(d) if d.role == role else []
+
+
+def _not_on(role: str, commands: _Commands) -> _Commands:
+    """``commands`` on hosts of every role but ``role``."""
+    return lambda d: commands(d) if d.role != role else []
+
+
+#: (title, commands) in the order they run.
+_PHASES: tuple[tuple[str, _Commands], ...] = (
+    ("fix interface addresses (outside LNet)", _nid_notes),
+    ("add networks on routers", _on(ROUTER, _adds_nets)),
+    (
+        "enable routing on routers",
+        lambda d: ["lnetctl set routing 1"] if d.routing == "enable" else [],
+    ),
+    ("add networks on servers and clients", _not_on(ROUTER, _adds_nets)),
+    ("add routes on servers (return paths before clients use them)", _on(SERVER, _route_adds)),
+    ("add routes on clients", _on(CLIENT, _route_adds)),
+    ("add routes on routers", _on(ROUTER, _route_adds)),
+    ("replace changed routes (LNet cannot change hop or priority in place)", _route_replaces),
+    (
+        "drain routers before their routes and networks go",
+        lambda d: ["lnetctl set routing 0"] if _drains(d) else [],
+    ),
+    ("remove old routes on clients", _on(CLIENT, _route_dels)),
+    ("remove old routes on servers", _on(SERVER, _route_dels)),
+    (
+        "remove old routes and networks on drained routers",
+        _on(ROUTER, lambda d: _route_dels(d) + _removes_nets(d)),
+    ),
+    (
+        "re-enable routing on drained routers that stay routers",
+        lambda d: (
+            ["lnetctl set routing 1"]
+            if d.role == ROUTER and _drains(d) and d.routing != "disable"
+            else []
+        ),
+    ),
+    ("remove old networks on servers and clients", _not_on(ROUTER, _removes_nets)),
+)
+
+
+def plan_changes(result: DiffResult) -> list[Step]:
+    """The changes of ``result`` as ordered lnetctl steps per node set (empty when equal).
+
+    Within a step, groups that run the same commands are merged into one node set.
+    """
+    steps: list[Step] = []
+    number = 0
+    for title, make in _PHASES:
+        by_cmds: dict[tuple[str, ...], list[Group]] = {}
+        for g in result.groups:
+            cmds = tuple(make(g.diff))
+            if cmds:
+                by_cmds.setdefault(cmds, []).append(g)
+        if not by_cmds:
+            continue
+        number += 1
+        items = []
+        for cmds, gs in by_cmds.items():
+            hosts = (
+                gs[0].hosts
+                if len(gs) == 1
+                else nodes.fold(n for g in gs for n in nodes.expand(g.hosts))
+            )
+            role = min(role_rank(g.diff.role) for g in gs)
+            items.append(
+                (role, natural(hosts), Step(number, title, hosts, sum(g.count for g in gs), cmds))
+            )
+        steps.extend(s for _r, _n, s in sorted(items, key=lambda t: (t[0], t[1])))
+    return steps
