@@ -245,7 +245,7 @@ def test_modprobe_line_continuation_error_location() -> None:
         ("modprobe-badfwd.conf", 2, "E-LIVE-PARSE", "forwarding='maybe'"),
         ("modprobe-badnet.conf", 3, "E-LIVE-PARSE", "without a closing ')'"),
         ("modprobe-nolnet.conf", 0, "E-LIVE-PARSE", "no 'options lnet' line"),
-        ("notlnet.yaml", 1, "E-LIVE-PARSE", "found lustre_mounts"),
+        ("notlnet.yaml", 1, "E-LIVE-PARSE", "1 other top-level key(s)"),
         ("route-missing-gw.yaml", 6, "E-LIVE-PARSE", "without 'gateway'"),
         ("tabs.yaml", 3, "E-LIVE-PARSE", "tab character"),
         ("truncated.yaml", 16, "E-LIVE-PARSE", "bad gateway"),

@@ -149,8 +149,9 @@ def test_special_files_are_refused_without_reading(tmp_path: Path) -> None:
     assert ls.error_hosts == {"rtr01", "rtr02", "rtr03"}
     got = {os.path.basename(d.file): (d.code, d.message) for d in ls.errors}
     assert got["rtr01.yaml"] == ("E-LIVE-READ", "is a named pipe, not a regular file")
-    assert got["rtr02.yaml"] == ("E-LIVE-READ", "is a character device, not a regular file")
-    assert got["rtr03.yaml"][0] == "E-LIVE-READ" and "No such file" in got["rtr03.yaml"][1]
+    # a link out of the dump directory is not followed at all (data-safety contract)
+    assert got["rtr02.yaml"][0] == "E-LIVE-LINK" and "outside" in got["rtr02.yaml"][1]
+    assert got["rtr03.yaml"][0] == "E-LIVE-LINK" and "No such file" in got["rtr03.yaml"][1]
     for path, what in ((tmp_path / "rtr01.yaml", "named pipe"), (Path("/dev/zero"), "device")):
         with pytest.raises(InputError) as err:
             read_live(str(path))
@@ -227,9 +228,7 @@ def test_manifest_entry_linked_to_a_device(tmp_path: Path) -> None:
     os.symlink("/dev/zero", path / "lnetctl" / "x.yaml")
     ls = read_live(str(path))
     assert ls.hosts == {} and ls.error_hosts == {"oss03", "oss04"}
-    assert [(d.code, d.message) for d in ls.errors] == [
-        ("E-LIVE-READ", "is a character device, not a regular file")
-    ]
+    assert [d.code for d in ls.errors] == ["E-LIVE-LINK"]  # not followed out of the tree
 
 
 def test_manifest_fields_are_shown_safely(tmp_path: Path) -> None:
@@ -238,3 +237,45 @@ def test_manifest_fields_are_shown_safely(tmp_path: Path) -> None:
     assert ls.generated is not None
     assert ls.generated["site"] == "demo\\x1b[2J" and ls.generated["strategy"] == ""
     assert list(ls.hosts) == ["oss03"]
+
+
+# ----------------------------------------------------------------------------- links
+
+
+def test_links_out_of_the_dump_directory_are_not_followed(tmp_path: Path) -> None:
+    """A dump directory copied with ``rsync -a`` may hold links; one to a secret outside it
+    is refused and its content never printed, a looping one is one bad dump among the rest,
+    and a link inside the directory is read."""
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$SECRETHASH:19000:0:99999:7:::\n")
+    d = tmp_path / "dumps"
+    shutil.copytree(DEMO, d)
+    (d / "rtr90.yaml").symlink_to(secret)
+    (d / "rtr91.yaml").symlink_to("rtr92.yaml")
+    (d / "rtr92.yaml").symlink_to("rtr91.yaml")
+    (d / "rtr93.txt").write_text(secret.read_text())
+    inside = sorted(p.name for p in DEMO.iterdir() if p.name.startswith("oss01"))[0]
+    (d / "oss99.yaml").symlink_to(inside)
+    ls = read_live(str(d))
+    codes = {Path(e.file).name: e.code for e in ls.errors}
+    assert codes["rtr90.yaml"] == "E-LIVE-LINK" and codes["rtr91.yaml"] == "E-LIVE-LINK"
+    assert "SECRETHASH" not in json.dumps([e.as_dict() for e in ls.errors])
+    assert "oss99" in ls.hosts and "oss01" in ls.hosts  # the rest is still compared
+    assert "rtr90" not in ls.hosts
+
+
+def test_diff_never_echoes_a_file_that_is_no_dump(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from lnetgen.cli import main
+
+    d = tmp_path / "dumps"
+    shutil.copytree(DEMO, d)
+    (tmp_path / "shadow").write_text("root:$6$SECRETHASH:19000:0:99999:7:::\n")
+    (d / "rtr90.yaml").symlink_to(tmp_path / "shadow")
+    (d / "rtr91.yaml").write_text("root:$6$SECRETHASH:19000:0:99999:7:::\n")
+    site = str(ROOT / "sites" / "demo.yaml")
+    for fmt in ("text", "json"):
+        res = CliRunner().invoke(main, ["diff", site, "--live", str(d), "--format", fmt])
+        assert res.exit_code == 1, res.output
+        assert "SECRETHASH" not in res.output

@@ -99,7 +99,7 @@ def read_live(path: str) -> LiveSet:
     except LiveParseError as exc:
         live.errors.append(exc.diagnostic)
         return live
-    _read_host(host, [path], live, cache)
+    _read_host(host, [path], live, cache, "")
     return live
 
 
@@ -107,8 +107,16 @@ def _read_directory(path: str, live: LiveSet, cache: ParseCache) -> None:
     """Read a directory of per-host dumps into ``live``, host by host."""
     try:
         with os.scandir(path) as entries:
-            # anything but a directory is a dump: pipes and devices are refused by read_dump
-            names = sorted(e.name for e in entries if not e.name.startswith(".") and not e.is_dir())
+            # anything but a directory is a dump: pipes, devices and links that leave the
+            # directory are refused by read_dump (is_dir without following: a looping link
+            # is one bad dump, not an unreadable directory)
+            names = sorted(
+                e.name
+                for e in entries
+                if not e.name.startswith(".")
+                and not e.is_dir(follow_symlinks=False)
+                and not (e.is_symlink() and os.path.isdir(e.path))
+            )
     except OSError as exc:
         raise path_error(path, f"cannot list: {exc.strerror or exc}") from None
     if not names:
@@ -121,15 +129,15 @@ def _read_directory(path: str, live: LiveSet, cache: ParseCache) -> None:
         except LiveParseError as exc:
             live.errors.append(exc.diagnostic)
     for host in sorted(by_host):
-        _read_host(host, by_host[host], live, cache)
+        _read_host(host, by_host[host], live, cache, path)
 
 
-def _read_host(host: str, files: list[str], live: LiveSet, cache: ParseCache) -> None:
-    """Read and merge the dumps of one host into ``live``."""
+def _read_host(host: str, files: list[str], live: LiveSet, cache: ParseCache, root: str) -> None:
+    """Read and merge the dumps of one host into ``live`` (links confined to ``root``)."""
     states = []
     for f in files:
         try:
-            states.append(read_dump(f, host=host, cache=cache))
+            states.append(read_dump(f, host=host, cache=cache, root=root))
         except LiveParseError as exc:
             live.errors.append(exc.diagnostic)
             live.error_hosts.add(host)

@@ -116,16 +116,19 @@ def parse_dump(
         raise
 
 
-def read_dump(path: str, *, host: str = "", cache: ParseCache | None = None) -> HostState:
+def read_dump(
+    path: str, *, host: str = "", cache: ParseCache | None = None, root: str = ""
+) -> HostState:
     """Read the dump file ``path`` (a regular file of at most ``MAX_FILE_BYTES``) into a
     ``HostState``.
 
     Raises ``LiveParseError`` when the file cannot be read (``E-LIVE-READ``, ``E-LIVE-SIZE``)
     or parsed; ``host``, when given, leads every message but those refusing the file's kind
-    or size.
+    or size.  With ``root``, a symbolic link leading outside that directory is refused
+    (``E-LIVE-LINK``) instead of followed.
     """
     try:
-        data = read_bytes(path)
+        data = read_bytes(path, root)
     except OSError as exc:
         raise LiveParseError(
             diag(path, 0, 0, f"cannot read: {exc.strerror or exc}", "E-LIVE-READ", host)

@@ -61,13 +61,44 @@ def _too_big(path: str, what: str) -> LiveParseError:
     )
 
 
-def read_bytes(path: str) -> bytes:
+def outside(path: str, root: str) -> str | None:
+    """Where the symbolic link ``path`` leads when that is outside directory ``root`` (or
+    nowhere: a dangling or looping link), else None.  Dumps copied with ``rsync -a`` keep their
+    links; one that leaves the dump directory (to ``/etc/shadow``, say) is never followed."""
+    if not os.path.islink(path):
+        return None
+    real_root = os.path.realpath(root)
+    target = os.path.realpath(path)
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return f"nowhere ({exc.strerror or exc})"
+    if os.path.commonpath([real_root, target]) != real_root:
+        return "outside the directory"
+    return None
+
+
+def read_bytes(path: str, root: str = "") -> bytes:
     """The bytes of the regular file ``path``, at most ``MAX_FILE_BYTES`` of them.
 
     Anything else is refused before it is read: a named pipe would wait for a writer forever
-    and a device such as ``/dev/zero`` never ends (its size reads 0).  Raises
-    ``LiveParseError`` (``E-LIVE-READ``, ``E-LIVE-SIZE``) or ``OSError``.
+    and a device such as ``/dev/zero`` never ends (its size reads 0); with ``root``, a
+    symbolic link that leads outside that directory (``E-LIVE-LINK``).  Raises
+    ``LiveParseError`` (``E-LIVE-READ``, ``E-LIVE-SIZE``, ``E-LIVE-LINK``) or ``OSError``.
     """
+    if root:
+        where = outside(path, root)
+        if where is not None:
+            raise LiveParseError(
+                diag(
+                    path,
+                    0,
+                    0,
+                    f"not read: a symbolic link that leads {where}; links may only point "
+                    "inside the dump directory",
+                    "E-LIVE-LINK",
+                )
+            )
     st = os.stat(path)
     if not stat.S_ISREG(st.st_mode):
         raise _not_regular(path, st.st_mode)

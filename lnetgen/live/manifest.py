@@ -103,7 +103,7 @@ def read_generated(path: str, live: LiveSet, cache: ParseCache) -> None:
         full = os.path.join(path, rel)
         members = by_file[rel]
         try:
-            state: HostState | None = read_dump(full, cache=cache)
+            state: HostState | None = read_dump(full, cache=cache, root=path)
         except LiveParseError as exc:
             live.errors.append(exc.diagnostic)
             live.error_hosts.update(members)
