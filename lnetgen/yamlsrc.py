@@ -236,6 +236,17 @@ def read_text(path: str, max_bytes: int = MAX_BYTES) -> str:
         raise fail("E-FILE", "permission denied") from None
     except OSError as exc:
         raise fail("E-FILE", f"cannot read: {exc.strerror or exc}") from None
+    return decode_text(blob, path, max_bytes)
+
+
+def decode_text(blob: bytes, path: str, max_bytes: int = MAX_BYTES) -> str:
+    """Bytes read from ``path`` (at most ``max_bytes + 1`` of them) as text: raises
+    ``InputError`` for a NUL byte (a binary file), more than ``max_bytes`` bytes, or bytes that
+    are not UTF-8, each located at its line."""
+
+    def fail(code: str, msg: str) -> InputError:
+        return InputError([Diagnostic(path, 0, 0, "error", code, "$", msg)])
+
     if b"\x00" in blob:
         line = blob[: blob.index(b"\x00")].count(b"\n") + 1
         raise InputError(

@@ -73,3 +73,27 @@ def test_largest_accepted_document_fits(tmp_path: Path, count: int) -> None:
     site.write_text("site: x\nnotes:\n" + "".join(f"  - r{i}\n" for i in range(count)))
     proc = _lnetgen("validate", str(site))
     _located(proc, site, "E-SCHEMA")
+
+
+def test_ibnetdiscover_from_a_device_is_refused() -> None:
+    """``fabric import ibnetdiscover /dev/zero`` reached 2.6 GB in two seconds."""
+    proc = _lnetgen("fabric", "import", "ibnetdiscover", "/dev/zero")
+    _located(proc, Path("/dev/zero"), "E-FILE-BINARY")
+
+
+@pytest.mark.parametrize(
+    ("content", "code"),
+    [(b"", "E-IBNET-EMPTY"), (b'Switch\t36 "S-\xe9"\n', "E-FILE-ENCODING"), (None, "E-FILE")],
+    ids=["empty", "latin-1", "fifo"],
+)
+def test_ibnetdiscover_bad_inputs(tmp_path: Path, content: bytes | None, code: str) -> None:
+    """An empty file exited 0 with ``switches: []``, a Latin-1 file ended in a
+    UnicodeDecodeError traceback and a FIFO hung the command."""
+    path = tmp_path / "fabric.txt"
+    if content is None:
+        os.mkfifo(path)
+    else:
+        path.write_bytes(content)
+    proc = _lnetgen("fabric", "import", "ibnetdiscover", str(path))
+    assert proc.returncode == 2
+    _located(proc, path, code)

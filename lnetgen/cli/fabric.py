@@ -53,15 +53,31 @@ def import_(kind: str, file: str, name: str | None, role: str, out: str | None) 
     """
     import os
 
+    from lnetgen.diagnostics import Diagnostic, InputError
     from lnetgen.fabric import imported_yaml, infer_fabric, parse_ibnetdiscover
     from lnetgen.write import write_file
+    from lnetgen.yamlsrc import MAX_BYTES, decode_text, read_text
 
     del kind
+    # bounded reads: a device, a pipe or a binary file is refused, never read whole
     if file == "-":
-        text = sys.stdin.read()
+        text = decode_text(sys.stdin.buffer.read(MAX_BYTES + 1), "<stdin>")
     else:
-        with open(file, encoding="utf-8") as fh:
-            text = fh.read()
+        text = read_text(file)
+    if not text.strip():
+        raise InputError(
+            [
+                Diagnostic(
+                    "<stdin>" if file == "-" else file,
+                    0,
+                    0,
+                    "error",
+                    "E-IBNET-EMPTY",
+                    "$",
+                    "the input is empty: expected the output of ibnetdiscover",
+                )
+            ]
+        )
     default = "fabric" if file == "-" else os.path.splitext(os.path.basename(file))[0]
     imp = infer_fabric(parse_ibnetdiscover(text, file), name or default, role)
     doc = imported_yaml(imp, "stdin" if file == "-" else os.path.basename(file))
