@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from lnetgen import inventory, yamlsrc
 from lnetgen.diagnostics import Diagnostic, InputError, errors
-from lnetgen.inventory import CODES, check, check_source, load_site
+from lnetgen.inventory import CODES, build, check, check_source, load_site
 
 
 def _cases(kind: str) -> list[str]:
@@ -176,7 +176,7 @@ def test_syntax_fallback_is_located(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*_a: object, **_k: object) -> object:
         raise inventory.nodes.NodeSyntaxError("unexpected syntax")
 
-    monkeypatch.setattr(inventory._Checker, "fabrics", boom)
+    monkeypatch.setattr(build, "check_fabrics", boom)
     _site, diags = check(str(ROOT / "sites" / "demo.yaml"))
     assert [d.code for d in diags] == ["E-SYNTAX"]
 

@@ -1,0 +1,120 @@
+"""Meaning checks section by section, then the frozen ``Site`` they add up to.
+
+Sections are read in dependency order (fabrics before anything attached to them, client nets
+before the routers and clients on them); checks that span sections (duplicates, GUID ranges, net
+numbers, leaf placement) run once every section is read.  The ``Site`` exists only when nothing
+reported an error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lnetgen.diagnostics import errors
+from lnetgen.inventory.clients import ClientGroups, check_clients
+from lnetgen.inventory.context import Context
+from lnetgen.inventory.fabrics import Fabrics, check_fabrics
+from lnetgen.inventory.fattree import fat_tree_places
+from lnetgen.inventory.filesystems import check_filesystems, check_served
+from lnetgen.inventory.guids import check_guid_ranges
+from lnetgen.inventory.leaves import check_compute_leaves, check_storage_leaves
+from lnetgen.inventory.nets import (
+    ClientNets,
+    check_client_net_use,
+    check_client_nets,
+    check_storage_nets,
+)
+from lnetgen.inventory.routers import check_routers
+from lnetgen.inventory.servers import check_servers
+from lnetgen.inventory.strategy import check_strategy
+from lnetgen.inventory.topology import Topology, read_topology
+from lnetgen.inventory.torus import torus_coords
+from lnetgen.model import Clients, Router, Site
+
+
+def build_site(ctx: Context) -> Site | None:
+    """Check every section into ``ctx.diags``; the ``Site`` when there is no error."""
+    d = ctx.data
+    fabrics = check_fabrics(ctx)
+    fss = check_filesystems(ctx)
+    params = check_strategy(ctx)
+    cnets = check_client_nets(ctx)
+    topo = read_topology(d)
+    routers = check_routers(ctx, fabrics, cnets, topo)
+    servers = check_servers(ctx, fabrics, {f.name for f in fss})
+    groups = check_clients(ctx, cnets)
+    clients = None
+    if groups.complete:
+        clients = _place_clients(ctx, groups, cnets, fabrics, topo, [r for _, r in routers.routers])
+
+    # uniqueness, reported once everything has claimed its values
+    ctx.names.report(ctx)
+    ctx.nids.report(ctx)
+    ctx.ips.report(ctx)
+    ctx.ports.report(ctx, show=lambda a: f"{a.label()}:{a.port}")
+    guid_owner = ctx.guids.report(ctx, show=lambda g: f"0x{g:016x}")
+    check_guid_ranges(ctx, groups.guid_ranges, groups.names, guid_owner)
+
+    check_storage_nets(ctx, cnets, params, fss, servers)
+    check_client_net_use(ctx, cnets, routers.nets, groups.per_net, groups.complete)
+    check_served(ctx, fss, servers)
+    if not ctx.incomplete:
+        check_storage_leaves(ctx, servers, routers.modules)
+    check_compute_leaves(ctx, routers.routers)
+
+    if errors(ctx.diags) or clients is None:
+        return None
+    return Site(
+        name=d["site"],
+        description=d.get("description", ""),
+        file=ctx.src.file,
+        digest=ctx.digest.hexdigest(),
+        client_nets=cnets.nets,
+        clients=clients,
+        torus=topo.torus,
+        client_fabric=topo.fat_tree or "",
+        fabrics=fabrics.fabrics,
+        routers=tuple(r for _, r in routers.routers),
+        servers=tuple(s for _, s in servers),
+        filesystems=tuple(fss),
+        strategy=params,
+    )
+
+
+def _place_clients(
+    ctx: Context,
+    groups: ClientGroups,
+    cnets: ClientNets,
+    fabrics: Fabrics,
+    topo: Topology,
+    routers: list[Router],
+) -> Clients | None:
+    """The clients with their torus positions or fat-tree ports (None: reported why not)."""
+    n = len(groups.names)
+    coords = np.full((n, 3), -1, dtype=np.int32)
+    leaf = np.full(n, -1, dtype=np.int32)
+    ports = np.zeros(n, dtype=np.int32)
+    leaves: tuple[tuple[str, str], ...] = ()
+    if topo.torus is not None:
+        got = torus_coords(ctx, topo.torus, groups.names, routers)
+        if got is None:
+            return None
+        coords = got
+    elif topo.fat_tree is not None:
+        places = fat_tree_places(ctx, fabrics, topo.fat_tree, groups.names)
+        if places is None:
+            return None
+        leaf, leaves, ports = places.leaf, places.leaves, places.ports
+    return Clients(
+        tuple(groups.names),
+        tuple(groups.nids),
+        np.asarray(groups.net_index, dtype=np.int32),
+        tuple(c.net for c in cnets.nets),
+        tuple(c.interface for c in cnets.nets),
+        tuple(groups.groups),
+        coords,
+        leaf,
+        leaves,
+        tuple(groups.guids),
+        ports,
+    )

@@ -1,0 +1,79 @@
+"""Where routers sit on leaf modules: next to the servers, evenly, and apart on compute fabrics.
+
+Reads nothing of its own: it compares the checked servers' and routers' attachments.
+Reports E-LEAF-NO-ROUTER (servers whose traffic would cross the spine), W-ROUTER-SPREAD and
+W-ROUTERS-PER-LEAF.  Adds nothing to the model.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from lnetgen import nodes
+from lnetgen.inventory.context import Context
+from lnetgen.inventory.fabrics import module_label
+from lnetgen.model import Router, Server
+
+
+def check_storage_leaves(
+    ctx: Context,
+    servers: list[tuple[int, Server]],
+    router_modules: list[tuple[int, tuple[str, str]]],
+) -> None:
+    """Every leaf module or TOR with servers needs a router; leaves alike get alike counts."""
+    by_leaf_srv: dict[tuple[str, str], list[tuple[int, Server]]] = defaultdict(list)
+    by_leaf_rtr: Counter[tuple[str, str]] = Counter()
+    for i, s in servers:
+        by_leaf_srv[s.attach.module].append((i, s))
+    for _, module in router_modules:
+        by_leaf_rtr[module] += 1
+    for module, held in sorted(by_leaf_srv.items()):
+        if by_leaf_rtr[module] == 0:
+            i = held[0][0]
+            ctx.err(
+                ("servers", i, "attach"),
+                "E-LEAF-NO-ROUTER",
+                f"leaf {module_label(module)} holds {len(held)} server(s) "
+                f"({nodes.fold(s.name for _, s in held)}) but no LNet router: "
+                "their traffic would have to cross the spine",
+                hint="attach at least one router to the same leaf module or TOR",
+            )
+    # compare leaves that hold the same kind of servers (an MDS TOR with 2 routers next
+    # to OSS TORs with 8, as on Blue Waters, is a design, not a mistake)
+    kinds: dict[tuple[str, ...], dict[tuple[str, str], int]] = defaultdict(dict)
+    for module, held in by_leaf_srv.items():
+        if by_leaf_rtr[module]:
+            kind = tuple(sorted({s.role for _, s in held}))
+            kinds[kind][module] = by_leaf_rtr[module]
+    for kind, used in sorted(kinds.items()):
+        if max(used.values()) == min(used.values()):
+            continue
+        counts = Counter(used.values())
+        lo = min(used, key=lambda m: (used[m], m))
+        ctx.warn(
+            ("routers",),
+            "W-ROUTER-SPREAD",
+            f"routers are spread unevenly over the leaf modules that hold "
+            f"{'+'.join(r.upper() for r in kind)} servers: "
+            + ", ".join(f"{n} module(s) with {c} router(s)" for c, n in sorted(counts.items()))
+            + f" (e.g. {module_label(lo)} has {used[lo]})",
+        )
+
+
+def check_compute_leaves(ctx: Context, routers: list[tuple[int, Router]]) -> None:
+    # more than one router (IO node) per compute-fabric leaf: OpenSM ftree concentrates
+    # their traffic on one spine (LANL's lesson)
+    per_leaf: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
+    for i, r in routers:
+        if r.client_attach is not None:
+            per_leaf[r.client_attach.module].append((i, r.name))
+    for module, rs in sorted(per_leaf.items()):
+        if len(rs) > 1:
+            ctx.warn(
+                ("routers", rs[1][0], "client", "attach"),
+                "W-ROUTERS-PER-LEAF",
+                f"{len(rs)} routers ({nodes.fold(n for _, n in rs)}) share "
+                f"compute-fabric leaf {module_label(module)}; OpenSM ftree routes their "
+                "traffic through few spines",
+                hint="spread IO nodes one per leaf",
+            )

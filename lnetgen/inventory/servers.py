@@ -1,0 +1,86 @@
+"""The ``servers`` section: the MDS and OSS nodes of each file system.
+
+Reads ``servers[]`` (``name``, ``role``, ``fs``, ``ip``, ``interface``, ``guid``, ``osts``,
+``attach``).  Reports E-FS-UNKNOWN, E-OSTS and E-DUP-OST here, the attachment codes through
+``Fabrics.attach``, and claims the name, storage IP, GUID and switch port of each server for the
+site-wide duplicate checks.  Adds ``Site.servers``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lnetgen import nodes
+from lnetgen.inventory.context import Context
+from lnetgen.inventory.fabrics import Fabrics
+from lnetgen.inventory.messages import did_you_mean
+from lnetgen.model import Server
+from lnetgen.yamlsrc import Path
+
+
+def check_servers(ctx: Context, fabrics: Fabrics, fs_names: set[str]) -> list[tuple[int, Server]]:
+    """The servers that check out, each with its index in ``servers``."""
+    out: list[tuple[int, Server]] = []
+    ost_owner: dict[tuple[str, int], tuple[str, Path]] = {}
+    for i, s in ctx.items("servers"):
+        p: Path = ("servers", i)
+        name = s["name"]
+        ctx.names.claim(name, (*p, "name"), "server")
+        ctx.ips.claim(s["ip"], (*p, "ip"), name)
+        if "guid" in s:
+            ctx.guid(s["guid"], (*p, "guid"), name)
+        if s["fs"] not in fs_names:
+            ctx.err(
+                (*p, "fs"),
+                "E-FS-UNKNOWN",
+                f"file system {s['fs']!r} of {name} is not in 'filesystems'",
+                hint=did_you_mean(s["fs"], fs_names),
+            )
+        osts = _osts(ctx, s, p)
+        for o in osts:
+            key = (s["fs"], o)
+            if key in ost_owner:
+                owner, op = ost_owner[key]
+                ctx.err(
+                    (*p, "osts"),
+                    "E-DUP-OST",
+                    f"OST index {o} of {s['fs']} is served by {name} and by {owner} "
+                    f"(line {ctx.line(op)})",
+                )
+                break
+            ost_owner[key] = (name, (*p, "osts"))
+        a = fabrics.attach(ctx, s["attach"], (*p, "attach"), "storage", name)
+        if a is None:
+            ctx.incomplete = True
+            continue
+        ctx.ports.claim(a, (*p, "attach"), name)
+        server = Server(
+            name, s["role"], s["fs"], s["ip"], s["interface"], s.get("guid", ""), a, osts
+        )
+        out.append((i, server))
+    return out
+
+
+def _osts(ctx: Context, s: dict[str, Any], p: Path) -> tuple[int, ...]:
+    """The OST indices of an OSS, from a list or a range text such as "0-3,8"."""
+    if "osts" not in s:
+        return ()
+    raw = s["osts"]
+    if s["role"] != "oss":
+        ctx.err((*p, "osts"), "E-OSTS", f"{s['name']} is an {s['role']}; only an OSS holds OSTs")
+        return ()
+    if not isinstance(raw, str):
+        return tuple(sorted(set(raw)))
+    for part in raw.split(","):
+        lo, _, hi = part.partition("-")
+        if hi and int(lo) > int(hi):
+            ctx.err((*p, "osts"), "E-OSTS", f"OST range {part} runs backwards")
+            return ()
+        if int(hi or lo) > 65535:
+            ctx.err((*p, "osts"), "E-OSTS", f"OST index {int(hi or lo)} is outside 0-65535")
+            return ()
+    try:
+        return tuple(sorted(set(nodes.parse_intset(raw))))
+    except nodes.NodeSyntaxError as exc:
+        ctx.err((*p, "osts"), "E-OSTS", str(exc))
+        return ()

@@ -1,0 +1,35 @@
+"""The ``topology`` section: what the client side is, a torus or a fat tree (or not said).
+
+Reads ``topology.kind`` and, for a torus, ``dims``, ``nodes_per_chip`` and ``routing``; the
+schema has checked them, so nothing is reported here.  ``torus`` places clients on a torus and
+``fattree`` attaches them to a compute fabric.  Adds ``Site.torus`` and ``Site.client_fabric``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lnetgen.model import Torus
+
+
+@dataclass(frozen=True)
+class Topology:
+    section: dict[str, Any] | None  # as written; None when the inventory has none
+    torus: Torus | None = None
+    fat_tree: str | None = None  # the compute fabric the clients are attached to
+
+
+def read_topology(data: dict[str, Any]) -> Topology:
+    topo: dict[str, Any] | None = data.get("topology")
+    if topo is None:
+        return Topology(None)
+    if topo["kind"] == "torus":
+        dims = topo["dims"]
+        torus = Torus(
+            (dims[0], dims[1], dims[2]),
+            topo.get("nodes_per_chip", 1),
+            topo.get("routing", "xyz"),
+        )
+        return Topology(topo, torus=torus)
+    return Topology(topo, fat_tree=topo["fabric"])

@@ -1,0 +1,189 @@
+"""A torus client side: where each client sits, by rule or from a coordinates CSV file.
+
+Reads ``topology.coordinates``: a numbering rule (``order``, ``skip_routers``) or ``csv``, a file
+of ``node,x,y,z`` rows below the inventory's directory (its bytes join the site digest).
+Reports E-TORUS-FULL (positions holding more than ``nodes_per_chip`` nodes, clients that do not
+fit), E-TORUS-CSV, E-TORUS-COORD (a CSV row outside the torus) and E-PATH.
+Adds ``Site.clients.coords``.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+
+import numpy as np
+import numpy.typing as npt
+
+from lnetgen.diagnostics import Diagnostic, InputError, json_path
+from lnetgen.inventory.context import Context
+from lnetgen.model import Router, Torus
+from lnetgen.yamlsrc import Path, read_text
+
+#: At most this many diagnostics from one coordinates CSV file; the rest are counted.
+MAX_CSV_DIAGS = 20
+
+_CSV_INT = re.compile(r"[ \t]*-?[0-9]+[ \t]*")
+
+
+def torus_coords(
+    ctx: Context, torus: Torus, names: list[str], routers: list[Router]
+) -> npt.NDArray[np.int32] | None:
+    """The (x, y, z) of every client, or None when they do not fit (reported)."""
+    X, Y, Z = torus.dims
+    npc = torus.nodes_per_chip
+    chips = X * Y * Z
+    topo = ctx.data["topology"]
+    spec = topo.get("coordinates", {"rule": "linear"})
+    occupancy = np.zeros(chips, dtype=np.int64)
+    for r in routers:
+        if r.coords is not None:
+            x, y, z = r.coords
+            occupancy[x + X * (y + Y * z)] += 1
+    path: Path = ("topology", "coordinates")
+    full_at: Path = path if "coordinates" in topo else ("topology",)
+    n = len(names)
+    if "csv" in spec:
+        got = _coords_csv(ctx, spec["csv"], names, torus.dims, (*path, "csv"))
+        if got is None:
+            return None
+        coords = got
+    else:
+        # slots in numbering order, as flat x-fastest indices; zyx walks z fastest
+        flat = np.arange(chips, dtype=np.int64)
+        if spec.get("order", "xyz") == "zyx":
+            flat = flat.reshape(Z, Y, X).transpose(2, 1, 0).ravel()
+        if spec.get("skip_routers", True):
+            cap = np.clip(npc - occupancy[flat], 0, None)
+        else:
+            cap = np.full(chips, npc, dtype=np.int64)
+        free = np.repeat(flat, cap)
+        if len(free) < n:
+            ctx.err(
+                full_at,
+                "E-TORUS-FULL",
+                f"{n} clients do not fit in a {X}x{Y}x{Z} torus with {npc} node(s) per "
+                f"chip ({chips * npc} slots, {int(occupancy.sum())} taken by routers)",
+            )
+            return None
+        chip = free[:n]
+        coords = np.stack([chip % X, (chip // X) % Y, chip // (X * Y)], axis=1)
+    flat_c = coords[:, 0] + X * (coords[:, 1] + Y * coords[:, 2])
+    total = occupancy + np.bincount(flat_c, minlength=chips)
+    over = np.nonzero(total > npc)[0]
+    if len(over):
+        c = int(over[0])
+        pos = [c % X, (c // X) % Y, c // (X * Y)]
+        ctx.err(
+            full_at,
+            "E-TORUS-FULL",
+            f"{len(over)} torus position(s) hold more than {npc} node(s), e.g. {pos} "
+            f"holds {int(total[c])} (clients and routers together)",
+        )
+        for i, entry in ctx.items("routers"):
+            if entry.get("coords") == pos:
+                ctx.err(
+                    ("routers", i, "coords"),
+                    "E-TORUS-FULL",
+                    f"{entry['name']} sits on over-filled position {pos}",
+                )
+        return None
+    return coords.astype(np.int32)
+
+
+def _csv_text(ctx: Context, rel: str, path: Path) -> tuple[str, str] | None:
+    """The file's name as shown and its text, if it lies below the inventory and reads."""
+    if os.path.isabs(rel) or ".." in rel.split("/"):
+        ctx.err(path, "E-PATH", f"{rel!r} must be a path below the inventory's directory")
+        return None
+    shown = os.path.join(os.path.dirname(ctx.src.file), rel)
+    base = os.path.realpath(os.path.dirname(os.path.abspath(ctx.src.file)))
+    if os.path.commonpath([base, os.path.realpath(shown)]) != base:
+        ctx.err(
+            path,
+            "E-PATH",
+            f"{rel!r} resolves to a file outside the inventory's directory "
+            "(through a symbolic link)",
+        )
+        return None
+    try:
+        text = read_text(shown)
+    except InputError as exc:
+        ctx.err(path, "E-TORUS-CSV", f"cannot read {rel}: {exc.diagnostics[0].message}")
+        return None
+    return shown, text
+
+
+def _coords_csv(
+    ctx: Context, rel: str, names: list[str], dims: tuple[int, int, int], path: Path
+) -> npt.NDArray[np.int64] | None:
+    got = _csv_text(ctx, rel, path)
+    if got is None:
+        return None
+    shown, text = got
+    ctx.digest.update(text.encode())
+    index = {m: k for k, m in enumerate(names)}
+    coords = np.full((len(names), 3), -1, dtype=np.int64)
+    seen_at: dict[int, int] = {}
+    found: list[Diagnostic] = []
+
+    def bad(lineno: int, code: str, msg: str) -> None:
+        found.append(Diagnostic(shown, lineno, 1, "error", code, json_path(path), msg))
+
+    for lineno, row in enumerate(csv.reader(text.splitlines()), 1):
+        if not row or row[0].strip().startswith("#") or row[0].strip() == "node":
+            continue
+        if len(row) != 4:
+            bad(lineno, "E-TORUS-CSV", f"expected 4 fields node,x,y,z, got {len(row)}")
+            continue
+        node = row[0].strip()
+        k = index.get(node)
+        if k is None:
+            continue  # the CSV may list the whole machine (service nodes included)
+        # int() would also take '１', '٣' or '1_000'; a map file has ASCII digits
+        if not all(_CSV_INT.fullmatch(v) for v in row[1:]):
+            bad(
+                lineno,
+                "E-TORUS-CSV",
+                f"coordinates of {node} must be whole numbers in ASCII digits",
+            )
+            continue
+        xyz = [int(v) for v in row[1:]]
+        if any(not 0 <= c < m for c, m in zip(xyz, dims, strict=True)):
+            bad(
+                lineno,
+                "E-TORUS-COORD",
+                f"{node} at {xyz} is outside the torus {list(dims)} (coordinates count from 0)",
+            )
+            continue
+        if k in seen_at:
+            bad(lineno, "E-TORUS-CSV", f"{node} is listed twice (first at line {seen_at[k]})")
+            continue
+        seen_at[k] = lineno
+        coords[k] = xyz
+    if len(found) > MAX_CSV_DIAGS:
+        rest = len(found) - MAX_CSV_DIAGS
+        found = found[:MAX_CSV_DIAGS]
+        found.append(
+            Diagnostic(
+                shown,
+                0,
+                0,
+                "error",
+                "E-TORUS-CSV",
+                json_path(path),
+                f"{rest} more problem(s) in {rel} not shown",
+            )
+        )
+    ctx.diags.extend(found)
+    missing = np.nonzero(coords[:, 0] < 0)[0]
+    if len(missing) and not found:
+        ctx.err(
+            path,
+            "E-TORUS-CSV",
+            f"{rel} has no coordinates for {len(missing)} client(s), e.g. {names[int(missing[0])]}",
+        )
+    if found or len(missing):
+        return None
+    return coords
