@@ -9,7 +9,7 @@ from __future__ import annotations
 #: Every diagnostic code ``check`` can return, with one line of meaning.
 CODES: dict[str, str] = {
     "E-FILE": "the inventory (or a file it names) cannot be read: missing, a directory, denied",
-    "E-FILE-SIZE": "the file is larger than the 64 MiB limit",
+    "E-FILE-SIZE": "the file is larger than the 32 MiB limit",
     "E-FILE-BINARY": "the file contains a NUL byte; it is not text",
     "E-FILE-ENCODING": "the file is not valid UTF-8",
     "E-EMPTY": "the file holds no YAML document, or the document is not a mapping",
