@@ -4,8 +4,9 @@ and a small role of our own that writes ``/etc/lnet.conf`` and ``/etc/modprobe.d
 Everything lands under ``ansible/``:
 
 * ``inventory.yml``: groups ``lnet_clients`` (whose children are one ``lnet_class_*`` group per
-  client class), ``lnet_routers`` and ``lnet_servers``; hosts in Ansible's range syntax
-  (``nid[00001:18688]``, one range per bracket);
+  client class), ``lnet_routers`` and ``lnet_servers``; routers and servers in Ansible's range
+  syntax (``rtr[001:582]``, one range per bracket), clients one per line with their NID address
+  (``lnetgen_nid_address``), which the class's ``ip`` refers to;
 * ``group_vars/<class group>/lnet.yml`` per client class and ``host_vars/<host>/lnet.yml`` per
   router and server, so every host gets its variables from exactly one file;
 * ``group_vars/all/lnetgen.yml``: the provenance header the role writes at the top of each file;
@@ -15,6 +16,10 @@ The role's templates reproduce ``lnetctl/*.yaml`` and ``modprobe/*.conf`` byte f
 these variables.  When the modprobe emitter would skip the site (a ``routes=`` or
 ``networks=`` over the 1024-byte module parameter limit), every ``lustre_lnet_module_*``
 variable is left out for every host, and the role writes no modprobe file anywhere.
+
+Every local NI has an ``ip`` (the NID's address part, a number on ``gni``), because the role's
+``lnet.conf.j2`` writes ``nid: <ip>@<net>`` for each: literal for routers and servers, and
+``{{ lnetgen_nid_address }}`` for a client class, resolved per host from the inventory.
 
 Net names used as keys (``lustre_lnet_lnetctl_networks``, ``lustre_lnet_lnetctl_routes``) carry
 an explicit number, ``o2ib0`` rather than ``o2ib``: stackhpc's ``lnet_routes`` module appends
@@ -47,6 +52,10 @@ CLIENTS, ROUTERS, SERVERS = "lnet_clients", "lnet_routers", "lnet_servers"
 CLASS_PREFIX = "lnet_class_"
 #: Separators the role's modprobe template joins the list variables with.
 NETWORKS_SEP, ROUTES_SEP = ",", "; "
+
+#: Per-host variable holding a client's NID address; a class's ``ip`` refers to it.
+ADDRESS_VAR = "lnetgen_nid_address"
+CLIENT_ADDRESS = "{{ " + ADDRESS_VAR + " }}"
 
 _NOT_GROUP_CHAR = re.compile(r"[^A-Za-z0-9_]")
 _ROOT = "ansible"
@@ -171,11 +180,11 @@ def _routes(routes: Sequence[Route]) -> dict[str, list[dict[str, Any]]]:
 
 
 def _networks(nis: Sequence[tuple[str, str, str]]) -> dict[str, list[dict[str, Any]]]:
-    """``(net, interface, address)`` triples; ``address`` '' when it differs per host."""
+    """``(net, interface, address)`` triples; the address of a client class is
+    :data:`CLIENT_ADDRESS`, resolved per host."""
     items = []
     for net, iface, addr in nis:
-        entry: dict[str, Any] = {"ip": addr} if addr else {}
-        entry["interfaces"] = [iface]
+        entry: dict[str, Any] = {"ip": addr, "interfaces": [iface]}
         items.append((net, entry))
     return _grouped(items, "networks")
 
@@ -308,7 +317,7 @@ def emit(ctx: Context) -> list[OutFile]:
             f"client class {cc.name}",
             "client",
             cc.members,
-            [(cc.net, cc.interface, "")],
+            [(cc.net, cc.interface, CLIENT_ADDRESS)],
             cc.routes,
             False,
             with_module,
@@ -374,9 +383,18 @@ def _all_hosts(ctx: Context) -> str:
     return nodes.fold(names)
 
 
+def _addresses(ctx: Context) -> dict[str, str]:
+    c = ctx.site.clients
+    return {name: _addr(nid) for name, nid in zip(c.names, c.nids, strict=True)}
+
+
 def _inventory(ctx: Context, groups: dict[str, str]) -> str:
     plan = ctx.plan
-    classes = {groups[cc.name]: {"hosts": _hosts(cc.members)} for cc in plan.client_classes}
+    addr = _addresses(ctx)
+    classes = {
+        groups[cc.name]: {"hosts": {n: {ADDRESS_VAR: addr[n]} for n in nodes.expand(cc.members)}}
+        for cc in plan.client_classes
+    }
     doc = {
         "all": {
             "children": {
@@ -396,4 +414,12 @@ def _inventory(ctx: Context, groups: dict[str, str]) -> str:
     )
 
 
-__all__ = ["FORMAT", "emit", "group_name", "static_files", "var_net"]
+__all__ = [
+    "ADDRESS_VAR",
+    "CLIENT_ADDRESS",
+    "FORMAT",
+    "emit",
+    "group_name",
+    "static_files",
+    "var_net",
+]
