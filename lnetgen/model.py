@@ -58,10 +58,28 @@ class Switch:
 
 
 @dataclass(frozen=True)
+class OpenSMChoice:
+    """OpenSM settings a site recorded for a fabric (``fabrics[].opensm``) after
+    ``lnetgen fabric check`` measured them; ``generate`` writes exactly these."""
+
+    io_guid_file: bool = False
+    cn_guid_file: bool = False
+    root_guid_file: bool = False
+    max_reverse_hops: int = 0
+
+    def label(self) -> str:
+        parts = [k for k in ("io_guid_file", "cn_guid_file", "root_guid_file") if getattr(self, k)]
+        if self.max_reverse_hops:
+            parts.append(f"max_reverse_hops {self.max_reverse_hops}")
+        return ", ".join(parts) or "ftree only"
+
+
+@dataclass(frozen=True)
 class Fabric:
     name: str
     role: str  # storage | compute
     switches: tuple[Switch, ...]
+    opensm: OpenSMChoice | None = None  # recorded settings; None: write none
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from lnetgen import fabric
 from lnetgen.cli.fabric import command
 from lnetgen.diagnostics import InputError
-from lnetgen.emit.opensm import MAX_REVERSE_HOPS, fabric_files
+from lnetgen.emit.opensm import fabric_files
 from lnetgen.fabric import simulate, trace
 from lnetgen.inventory import load_site
-from lnetgen.model import Site
+from lnetgen.model import OpenSMChoice, Site
 from lnetgen.resources import schema
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -365,34 +365,104 @@ def test_port_plan_staggers_wolf() -> None:
 # ----------------------------------------------------------------------------- OpenSM files
 
 
+def _active(text: str) -> list[str]:
+    return [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
+
+
 def test_wolf_opensm_files_per_fabric() -> None:
     s = site("wolf")
-    comp = fabric_files(s, fabric.fabric_of(s, "wolf-ib"), "hdr")
+    wolf_ib = fabric.fabric_of(s, "wolf-ib")
+    comp = fabric_files(s, wolf_ib, "hdr", None)
     assert sorted(comp) == ["cn_guid_file", "io_guid_file", "opensm.conf", "root_guid_file"]
-    io = [ln for ln in comp["io_guid_file"].splitlines() if not ln.startswith("#")]
+    io = _active(comp["io_guid_file"])
     assert len(io) == 24 and io[0] == "0x0011750a00000001  wolf-io01 ib0"
-    cn = [ln for ln in comp["cn_guid_file"].splitlines() if not ln.startswith("#")]
+    cn = _active(comp["cn_guid_file"])
     assert len(cn) == 616 and all(ln.startswith("0x") and ln[18] == " " for ln in cn)
-    root = [ln.split()[0] for ln in comp["root_guid_file"].splitlines() if ln[0] != "#"]
+    root = [ln.split()[0] for ln in _active(comp["root_guid_file"])]
     assert root == sorted(s.switch("wfibcore1").spine_guids)  # type: ignore[union-attr]
-    conf = [ln for ln in comp["opensm.conf"].splitlines() if ln and not ln.startswith("#")]
-    assert conf == [
+    # nothing recorded: the guid files are there, but opensm.conf sets nothing
+    assert _active(comp["opensm.conf"]) == []
+    assert "lnetgen fabric check" in comp["opensm.conf"]
+    # corrected facts (osm_ucast_ftree.c, osm_state_mgr.c, main.c in linux-rdma/opensm)
+    assert "switch node GUID per line" in comp["root_guid_file"]
+    assert "port GUID per line" in comp["io_guid_file"]
+    for name in ("io_guid_file", "cn_guid_file", "root_guid_file"):
+        assert "re-reads it on every\n# heavy sweep (SIGHUP starts one)" in comp[name], name
+        assert "only at start" not in comp[name]
+
+    chosen = OpenSMChoice(
+        io_guid_file=True, cn_guid_file=True, root_guid_file=True, max_reverse_hops=1
+    )
+    conf = fabric_files(s, wolf_ib, "hdr", chosen)["opensm.conf"]
+    assert _active(conf) == [
         "routing_engine ftree",
         "io_guid_file /etc/opensm/io_guid_file",
         "cn_guid_file /etc/opensm/cn_guid_file",
         "root_guid_file /etc/opensm/root_guid_file",
-        f"max_reverse_hops {MAX_REVERSE_HOPS}",
+        "max_reverse_hops 1",
     ]
-    text = comp["opensm.conf"]
-    assert "OpenSM restart" in text and "credit loops" in text
+    assert "guid\n# files' contents are re-read on every heavy sweep" in conf
+    only_io = fabric_files(s, wolf_ib, "hdr", OpenSMChoice(io_guid_file=True))["opensm.conf"]
+    assert _active(only_io) == [
+        "routing_engine ftree",
+        "io_guid_file /etc/opensm/io_guid_file",
+        "max_reverse_hops 0",
+    ]
 
-    stor = fabric_files(s, fabric.fabric_of(s, "lustre-ib"), "hdr")
+    stor = fabric_files(s, fabric.fabric_of(s, "lustre-ib"), "hdr", None)
     assert sorted(stor) == ["io_guid_file", "opensm.conf"]  # no spine GUIDs in wolf.yaml
-    io = [ln for ln in stor["io_guid_file"].splitlines() if not ln.startswith("#")]
+    io = _active(stor["io_guid_file"])
     assert len(io) == 24 and all("lustre1-oss" in ln for ln in io)
-    active = [ln for ln in stor["opensm.conf"].splitlines() if ln and ln[0] != "#"]
-    assert "io_guid_file /etc/opensm/io_guid_file" in active
-    assert not any(ln.startswith(("cn_guid_file", "root_guid_file")) for ln in active)
+
+
+def test_generate_writes_only_recorded_opensm_settings(tmp_path: Path) -> None:
+    """Spider as cabled: lnetgen's old opensm.conf (guid files + max_reverse_hops 1) made the
+    busiest uplink 6x instead of 1.88x; by default generate now writes no setting, and what
+    the inventory records is written exactly."""
+    from lnetgen.api import generate
+
+    spider = SITES / "spider.yaml"
+    gen = generate(str(spider), formats="opensm")
+    conf = {f.path: f.content for f in gen.files}["opensm/sion/opensm.conf"]
+    assert _active(conf) == []
+    text = spider.read_text().replace(
+        "    role: storage\n",
+        "    role: storage\n    opensm: {io_guid_file: true, max_reverse_hops: 1}\n",
+        1,
+    )
+    recorded = tmp_path / "spider.yaml"
+    recorded.write_text(text)
+    gen = generate(str(recorded), formats="opensm")
+    conf = {f.path: f.content for f in gen.files}["opensm/sion/opensm.conf"]
+    assert _active(conf) == [
+        "routing_engine ftree",
+        "io_guid_file /etc/opensm/io_guid_file",
+        "max_reverse_hops 1",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("opensm", "where"),
+    [
+        ("{cn_guid_file: true}", "cn_guid_file"),
+        ("{root_guid_file: true}", "root_guid_file"),
+    ],
+)
+def test_recorded_opensm_file_that_cannot_be_written_is_located(
+    tmp_path: Path, opensm: str, where: str
+) -> None:
+    from lnetgen.inventory import check as inventory_check
+
+    text = (
+        (SITES / "spider.yaml")
+        .read_text()
+        .replace("    role: storage\n", f"    role: storage\n    opensm: {opensm}\n", 1)
+    )
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    _site, diags = inventory_check(str(path))
+    errs = [d for d in diags if d.code == "E-OPENSM"]
+    assert errs and errs[0].path.endswith(f".opensm.{where}") and errs[0].line > 0
 
 
 def test_generate_writes_opensm_per_fabric(tmp_path: Path) -> None:

@@ -1,13 +1,15 @@
-"""The layout checked by the real OpenSM: Debian's opensm configures a simulated copy of Wolf's
-compute fabric (ibsim, through libumad2sim.so), dump_fts reads the forwarding tables back, and
-every compute->IO and IO->compute route is traced and counted per spine and leaf uplink.
+"""OpenSM settings measured by the real OpenSM: Debian's opensm configures a simulated copy of a
+fabric (ibsim, through libumad2sim.so), dump_fts reads the forwarding tables back, and every
+route between the fabric's two host classes is traced and counted per spine and leaf uplink.
 
 Seed 002 (LANL Wolf): 24 IO nodes on port 18 of 24 line cards put all compute->IO routes on one
-spine.  lnetgen's port plan plus its opensm.conf must bring the busiest leaf uplink within 2x
-of the best possible (compute nodes on the leaf x ceil(IO nodes elsewhere / uplinks)).
+spine; guid files with max_reverse_hops 1 (or the port plan) spread them.  Spider: the same
+settings make the busiest uplink 6x instead of 1.88x, so they must not be written there, and
+``fabric check`` must fail when an inventory records them.  Blue Waters' top-of-rack switches:
+ftree falls back to minhop, which ``fabric check`` must see in OpenSM's log.
 
 The programs are installed with apt-get when missing; the test skips, saying why, when that
-is not possible (not root, no apt-get, or the install fails).  About half a minute.
+is not possible (not root, no apt-get, or the install fails).  About a minute.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 from lnetgen.cli.fabric import command
-from lnetgen.fabric import simulate
+from lnetgen.fabric import advise, fabric_of, simulate
 from lnetgen.inventory import load_site
 
 pytestmark = pytest.mark.integration
@@ -60,15 +62,23 @@ def tools() -> None:
 
 
 @cache
-def wolf_rows() -> dict[str, simulate.CheckRow]:
+def wolf_rows() -> dict[str, advise.CheckRow]:
     site, _ = load_site(str(SITES / "wolf.yaml"))
-    rows = simulate.check(site)
-    return {r.scenario.key: r for r in rows}
+    rows = advise.check(site, fabric_of(site, "wolf-ib"))
+    return {r.candidate.key: r for r in rows}
+
+
+def _with_opensm(tmp_path: Path, site: str, anchor: str, opensm: str) -> Path:
+    text = (SITES / site).read_text()
+    assert anchor in text
+    path = tmp_path / site
+    path.write_text(text.replace(anchor, f"{anchor}    opensm: {opensm}\n", 1))
+    return path
 
 
 def test_wolf_as_cabled_has_the_spine_hot_spot(tools: None) -> None:
-    r = wolf_rows()["as-cabled"].result
-    assert r.engine == "ftree"
+    r = wolf_rows()["none"].result
+    assert r.engine == "ftree" and not r.fallback
     f = r.forward
     assert f.routes == 616 * 24 and f.unrouted == 0
     assert r.backward.routes == 24 * 616 and r.backward.unrouted == 0
@@ -82,17 +92,18 @@ def test_wolf_as_cabled_has_the_spine_hot_spot(tools: None) -> None:
 
 
 def test_wolf_guid_files_with_zero_reverse_hops_keep_the_hot_spot(tools: None) -> None:
-    """Why lnetgen's opensm.conf says max_reverse_hops 1: with an io_guid_file and 0, ftree
-    routes the IO nodes after the compute nodes and puts them all on the first spine."""
-    r = wolf_rows()["files-h0"].result
+    """With an io_guid_file and max_reverse_hops 0, ftree routes the IO nodes after the compute
+    nodes and puts them all on the first spine."""
+    r = wolf_rows()["guid-files"].result
     assert r.engine == "ftree" and "616 of them CNs" in r.ca_summary
     assert r.forward.worst_ratio > BOUND
     assert sum(1 for n in r.forward.spine if n) == 1
 
 
-def test_wolf_recommended_layout_is_balanced(tools: None) -> None:
+def test_wolf_recorded_settings_and_port_plan_are_balanced(tools: None) -> None:
     rows = wolf_rows()
-    for key in ("recommended", "files", "port-plan"):
+    assert rows["guid-files-mrh1"].candidate.recorded  # sites/wolf.yaml records them
+    for key in ("guid-files-mrh1", "port-plan", "port-plan-recorded"):
         r = rows[key].result
         assert r.engine == "ftree", key
         f, b, h = r.forward, r.backward, r.health
@@ -100,18 +111,69 @@ def test_wolf_recommended_layout_is_balanced(tools: None) -> None:
         assert f.worst_ratio <= BOUND, (key, f.worst_leaf, f.worst_load, f.worst_best)
         assert min(f.spine) > 0, key  # every spine carries compute->IO routes
         assert h.cdg_acyclic, (key, h.cycle)
-    rec = rows["recommended"].result
+    rec = rows["guid-files-mrh1"].result
     assert "616 of them CNs" in rec.ca_summary  # the cn/io files were read
     assert rec.health.reverse == 0  # max_reverse_hops 1 is not used by any route here
 
 
-def test_fabric_check_command_on_demo(tools: None, tmp_path: Path) -> None:
+def test_spider_default_writes_nothing_and_passes(tools: None) -> None:
+    res = CliRunner().invoke(command, ["check", str(SITES / "spider.yaml")])
+    assert res.exit_code == 0, res.output
+    assert "none                  1.88x  (what generate writes)" in res.output
+    assert "guid-files-mrh1       6.00x" in res.output
+    assert "advice: fabric sion: record no OpenSM setting" in res.output
+
+
+def test_spider_recorded_settings_worse_than_none_fail(tools: None, tmp_path: Path) -> None:
+    """The old advice (guid files + max_reverse_hops 1), recorded: 6x against 1.88x, exit 1."""
+    path = _with_opensm(
+        tmp_path, "spider.yaml", "    role: storage\n", "{io_guid_file: true, max_reverse_hops: 1}"
+    )
+    res = CliRunner().invoke(command, ["check", str(path)])
+    assert res.exit_code == 1, res.output
+    assert "FAIL: fabric sion: the recorded settings (io_guid_file, max_reverse_hops 1) are " in (
+        res.output
+    )
+    assert "worse than none: busiest leaf uplink 6.00x against 1.88x" in res.output
+
+
+def test_demo_guid_file_is_advised(tools: None, tmp_path: Path) -> None:
+    """Demo core2: 2.00x with no setting, 1.00x with the io_guid_file; with lnetgen's old
+    opensm.conf (max_reverse_hops 1) core1 went from 1.00x to 2.00x."""
     res = CliRunner().invoke(command, ["check", str(SITES / "demo.yaml"), "--keep", str(tmp_path)])
     assert res.exit_code == 0, res.output
-    assert "== as-cabled: inventory cabling, ftree without guid files [core1]" in res.output
-    assert "== files: inventory cabling, lnetgen opensm.conf [core2]" in res.output
+    assert "== none: ftree, no guid files, max_reverse_hops 0 [core1]" in res.output
+    assert "== guid-files: ftree + io_guid_file [core2]" in res.output
     assert "router->server routes per spine" in res.output
     assert "port-plan" not in res.output  # storage fabric: no IO port plan
-    kept = tmp_path / "files" / "core1"
+    assert (
+        "advice: fabric storage-ib: record opensm: {io_guid_file: true, max_reverse_hops: 0} "
+        "(1.00x against 2.00x with no setting)"
+    ) in res.output
+    kept = tmp_path / "storage-ib" / "guid-files-mrh1" / "core1"
     assert (kept / "dump_fts.txt").read_text().startswith("Unicast lids")
     assert "max_reverse_hops 1" in (kept / "opensm.conf").read_text()
+
+
+def test_fallback_to_minhop_is_seen_and_fails_when_recorded(tools: None, tmp_path: Path) -> None:
+    """Blue Waters' fabrics are top-of-rack switches: ftree cannot build its tree and OpenSM
+    configures minhop.  Noted without a record; a recorded ftree setting fails."""
+    site, _ = load_site(str(SITES / "bluewaters.yaml"))
+    fab = fabric_of(site, "home-ib")
+    rows = advise.check(site, fab, only={"none"})
+    assert rows and all(r.result.engine == "minhop" for r in rows)
+    assert all("ftree: cannot build lid matrices" in r.result.fallback for r in rows)
+    v = advise.judge(fab, rows)
+    assert not v.problems and v.notes and "falls back" in v.notes[0]
+
+    path = _with_opensm(
+        tmp_path,
+        "bluewaters.yaml",
+        "  - name: home-ib\n    role: storage\n",
+        "{io_guid_file: true}",
+    )
+    res = CliRunner().invoke(command, ["check", str(path), "--fabric", "home-ib"])
+    assert res.exit_code == 1, res.output
+    assert "FAIL: fabric home-ib: the recorded settings make OpenSM fall back from ftree" in (
+        res.output
+    )

@@ -2,7 +2,8 @@
 file, plan IO-node ports, and check the layout with the real OpenSM on a simulated fabric.
 
 Exit status: 0 ok (``check`` also when OpenSM/ibsim are not installed: it says it skipped);
-1 findings (``check``: the recommended configuration misses its bound or loses routes;
+1 findings (``check``: what ``generate`` writes for a fabric is worse than no setting, makes
+ftree fall back, misses its bound or loses routes;
 ``plan-ports``: IO nodes share a port position); 2 usage or input error.
 """
 
@@ -17,9 +18,7 @@ from lnetgen.cli.common import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, handles_input
 from lnetgen.cli.common import print_diags as _print_diags
 
 if TYPE_CHECKING:
-    from lnetgen.fabric.simulate import CheckRow
-
-BOUND = 2.0  # the recommended layout's busiest leaf uplink may carry at most 2x the best case
+    from lnetgen.fabric.advise import CheckRow, Verdict
 
 
 @click.group(name="fabric")
@@ -168,7 +167,7 @@ def plan_ports(site: str) -> None:
     "fabric",
     default=None,
     metavar="NAME",
-    help="fabric to check (default: the compute fabric, else the storage fabric)",
+    help="fabric to check (default: every fabric with hosts)",
 )
 @click.option(
     "--keep",
@@ -178,11 +177,16 @@ def plan_ports(site: str) -> None:
 )
 @handles_input_errors(EXIT_INPUT)
 def check(site: str, fabric: str | None, keep: str | None) -> None:
-    """Run OpenSM (ftree, once) on a simulated copy of a fabric of SITE and count the routes
-    between compute and IO nodes per spine and leaf uplink: as cabled, with lnetgen's OpenSM
-    files, with the port plan, and with both.  Needs opensm, ibsim-utils and
-    infiniband-diags; skips (exit 0) without them."""
-    from lnetgen.fabric import simulate
+    """Measure OpenSM settings on a simulated copy of each fabric of SITE and say which to
+    record (fabrics[].opensm).
+
+    Runs OpenSM (ftree, once) with no setting, lnetgen's guid files, max_reverse_hops 1, the
+    recorded settings and (compute fabric) the IO port plan, and counts the routes between the
+    fabric's two host classes per spine and leaf uplink.  Exit 1 on a fabric where what
+    generate writes is worse than no setting, makes ftree fall back, loses routes, allows a
+    credit loop or puts more than 2x the best possible on a leaf uplink.  Needs opensm,
+    ibsim-utils and infiniband-diags; skips (exit 0) without them."""
+    from lnetgen.fabric import advise, simulate
     from lnetgen.inventory import load_site
 
     missing = simulate.missing_tools()
@@ -194,36 +198,36 @@ def check(site: str, fabric: str | None, keep: str | None) -> None:
         )
         sys.exit(EXIT_OK)
     s, _warnings = load_site(site)
-    try:
-        rows = simulate.check(s, fabric, keep=keep)
-    except simulate.SimError as exc:
-        click.echo(f"fabric check failed: {exc}", err=True)
-        sys.exit(EXIT_INPUT)
-    for line in report_lines(rows):
-        click.echo(line)
-    bad = [
-        r
-        for r in rows
-        if r.scenario.key == "recommended"
-        and (
-            r.result.forward.worst_ratio > BOUND
-            or r.result.health.unrouted
-            or not r.result.health.cdg_acyclic
-        )
-    ]
-    sys.exit(EXIT_FINDINGS if bad else EXIT_OK)
+    failed = False
+    for fab in advise.checked_fabrics(s, fabric):
+        try:
+            rows = advise.check(s, fab, keep=keep)
+        except simulate.SimError as exc:
+            click.echo(f"fabric check failed: {exc}", err=True)
+            sys.exit(EXIT_INPUT)
+        for line in report_lines(rows):
+            click.echo(line)
+        verdict = advise.judge(fab, rows)
+        for line in verdict_lines(verdict):
+            click.echo(line)
+        failed = failed or bool(verdict.problems)
+    sys.exit(EXIT_FINDINGS if failed else EXIT_OK)
 
 
 def report_lines(rows: list[CheckRow]) -> list[str]:
-    """The check's printout: per scenario the engine OpenSM used, the routes per spine in
+    """The check's printout: per candidate the engine OpenSM used, the routes per spine in
     both directions, the busiest leaf uplink against the best possible, and route health."""
+    from lnetgen.fabric.advise import BOUND
+
     out: list[str] = []
     for row in rows:
         r = row.result
         src, io = r.classes
         f, b, h = r.forward, r.backward, r.health
-        out.append(f"== {row.scenario.key}: {row.scenario.title} [{row.switch}]")
-        out.append(f"   OpenSM engine {r.engine}" + (f"; {r.ca_summary}" if r.ca_summary else ""))
+        tag = " (recorded)" if row.candidate.recorded else ""
+        out.append(f"== {row.candidate.key}{tag}: {row.candidate.title} [{row.switch}]")
+        engine = f"   OpenSM engine {r.engine}" + (f"; {r.ca_summary}" if r.ca_summary else "")
+        out.append(engine + (f"  FALLBACK from ftree: {r.fallback}" if r.fallback else ""))
         out.append(
             f"   {src}->{io} routes per spine ({f.routes}): " + " ".join(str(n) for n in f.spine)
         )
@@ -244,6 +248,26 @@ def report_lines(rows: list[CheckRow]) -> list[str]:
         )
         for err in r.log_errors[:3]:
             out.append(f"   opensm: {err}")
+    return out
+
+
+def verdict_lines(v: Verdict) -> list[str]:
+    """Per fabric: each candidate's score, the advice, notes and the problems (exit 1)."""
+    from lnetgen.fabric.advise import advice
+
+    out = [f"-- fabric {v.fabric}: busiest leaf uplink / best possible, over all switches"]
+    for key, score in v.scores.items():
+        flags = []
+        if v.fallbacks.get(key):
+            flags.append(f"ftree falls back on {len(v.fallbacks[key])} switch(es)")
+        if v.unhealthy.get(key):
+            flags.append("unrouted pairs or credit loop")
+        if key == v.written.key:
+            flags.append("what generate writes")
+        out.append(f"   {key:<20} {score:5.2f}x" + (f"  ({'; '.join(flags)})" if flags else ""))
+    out.append(f"advice: {advice(v)}")
+    out.extend(f"note: {n}" for n in v.notes)
+    out.extend(f"FAIL: fabric {v.fabric}: {p}" for p in v.problems)
     return out
 
 

@@ -1,8 +1,14 @@
 """OpenSM fat-tree inputs, one directory per InfiniBand fabric: ``opensm/<fabric>/``
-``io_guid_file``, ``cn_guid_file``, ``root_guid_file`` and ``opensm.conf`` lines.
+``io_guid_file``, ``cn_guid_file``, ``root_guid_file`` and ``opensm.conf``.
 
-Each fabric has its own subnet manager, so each gets its own files; who is an I/O node depends
-on the fabric (measured with OpenSM 3.3.23 in ibsim, see docs/fabric.md):
+The guid files only list GUIDs and change nothing until ``opensm.conf`` names them, so they are
+always written.  ``opensm.conf`` carries a setting only when the inventory recorded it for the
+fabric (``fabrics[].opensm``): whether a guid file or ``max_reverse_hops`` helps depends on the
+fabric (measured with OpenSM in ibsim: on Wolf they spread the IO routes over every spine, on
+Spider ``max_reverse_hops 1`` triples the busiest uplink), so ``lnetgen fabric check`` measures
+them and the site records its choice.  Without a record ``opensm.conf`` holds only comments.
+
+Who is an I/O node depends on the fabric:
 
 * compute fabric (InfiniBand client side): I/O nodes = the LNet routers' compute-side ports,
   compute nodes = the clients;
@@ -12,9 +18,9 @@ on the fabric (measured with OpenSM 3.3.23 in ibsim, see docs/fabric.md):
   because CAs in neither file (another cluster's routers on a shared backbone) would lose their
   guaranteed routes to the servers.
 
-``root_guid_file`` lists spine node GUIDs when every director of the fabric has all of them.
-GUIDs are written ``0x`` + 16 hex digits, the host and interface after them.  Hosts without a
-GUID are left out and named in a warning.
+``root_guid_file`` lists the spine switches' node GUIDs when every director of the fabric has
+all of them.  GUIDs are written ``0x`` + 16 hex digits, the host and interface after them.
+Hosts without a GUID are left out and named in a warning.
 """
 
 from __future__ import annotations
@@ -24,21 +30,11 @@ from dataclasses import dataclass, field
 from lnetgen import nodes
 from lnetgen.diagnostics import Diagnostic
 from lnetgen.emit.base import Context, OutFile, render
-from lnetgen.model import Fabric, Site
+from lnetgen.model import Fabric, OpenSMChoice, Site
 
 FORMAT = "opensm"
 #: Where opensm.conf expects the guid files on an SM host.
 INSTALL_DIR = "/etc/opensm"
-#: Recommended ``max_reverse_hops`` (why: ``REVERSE_WHY``, measured by ``lnetgen fabric check``).
-MAX_REVERSE_HOPS = 1
-REVERSE_WHY = (
-    "1, because measured (OpenSM 3.3.23 on ibsim, Wolf's 36-leaf/18-spine director, 616",
-    "compute and 24 IO nodes): with an io_guid_file and 0, ftree routes all compute->IO",
-    "traffic through one spine, whatever ports the IO nodes use (busiest leaf uplink 12x the",
-    "even share); with 1 it spreads over all spines (1.0x), no route takes a reverse hop, all",
-    "408,960 host pairs stay routed and the channel dependency graph is acyclic.  2 changes",
-    "nothing.  `lnetgen fabric check SITE` repeats the measurement for this fabric.",
-)
 
 
 @dataclass
@@ -118,55 +114,43 @@ def fabric_files(
     site: Site,
     fabric: Fabric,
     header: str,
+    choice: OpenSMChoice | None,
     directory: str = INSTALL_DIR,
-    max_reverse_hops: int = MAX_REVERSE_HOPS,
 ) -> dict[str, str]:
-    """File name -> content for one fabric (``opensm.conf`` and the non-empty guid files);
-    ``opensm.conf`` names the guid files under ``directory``.  ``max_reverse_hops`` other
-    than the recommended value is for measuring why it is recommended."""
+    """File name -> content for one fabric: the non-empty guid files, and ``opensm.conf`` with
+    the settings of ``choice`` (``None``: comments only), naming guid files under
+    ``directory``.  ``generate`` passes the fabric's recorded choice; ``fabric check`` each
+    candidate it measures."""
     g = fabric_guids(site, fabric)
     files: dict[str, str] = {}
-    conf_files: list[tuple[str, str, str]] = []
-    left_out: list[tuple[str, str]] = []
+    named: list[tuple[str, str, str]] = []
     for key, entries, what in (
         ("io_guid_file", g.io, g.io_what),
         ("cn_guid_file", g.cn, g.cn_what),
-        ("root_guid_file", g.root, "spine switches (node GUIDs)"),
+        ("root_guid_file", g.root, "spine switches (switch node GUIDs)"),
     ):
-        if entries:
-            files[key] = render(
-                "guid_file.j2",
-                header=header,
-                kind=key,
-                fabric=fabric.name,
-                description=what,
-                entries=entries,
-            )
-            conf_files.append((key, f"{directory}/{key}", f"{len(entries)} {what}"))
-        elif key == "cn_guid_file" and fabric.name != site.client_fabric:
-            left_out.append(
-                (
-                    key,
-                    "every CA that is not a storage server (the routers, and "
-                    "any other cluster's) stays a compute node",
-                )
-            )
-        elif key == "root_guid_file":
-            left_out.append((key, g.root_note or "no spine GUIDs"))
-        else:
-            left_out.append((key, f"no {what} with a GUID in the inventory"))
+        if not entries:
+            continue
+        files[key] = render(
+            "guid_file.j2",
+            header=header,
+            kind=key,
+            fabric=fabric.name,
+            description=what,
+            node_guids=key == "root_guid_file",
+            entries=entries,
+        )
+        if choice is not None and getattr(choice, key):
+            named.append((key, f"{directory}/{key}", f"{len(entries)} {what}"))
     files["opensm.conf"] = render(
         "opensm.conf.j2",
         header=header,
         fabric=fabric.name,
         role=fabric.role,
         directory=directory,
-        files=conf_files,
-        left_out=left_out,
-        reverse_why=REVERSE_WHY
-        if max_reverse_hops == MAX_REVERSE_HOPS
-        else ("not the recommended value: for measurement only",),
-        max_reverse_hops=max_reverse_hops,
+        choice=choice,
+        files=named,
+        listed=", ".join(sorted(files)) or "none",
     )
     return files
 
@@ -189,7 +173,8 @@ def emit(ctx: Context) -> list[OutFile]:
             continue
         g = fabric_guids(site, fabric)
         missing += g.missing
-        for name, content in sorted(fabric_files(site, fabric, ctx.header).items()):
+        files = fabric_files(site, fabric, ctx.header, fabric.opensm)
+        for name, content in sorted(files.items()):
             out.append(OutFile(f"opensm/{fabric.name}/{name}", content, FORMAT, "", "site"))
     if missing:
         ctx.warnings.append(

@@ -1,5 +1,6 @@
 """Run the real OpenSM on a simulated copy of a fabric and count where its routes go: the
-programs, one simulation (:func:`simulate`) and the scenarios ``fabric check`` compares.
+programs and one simulation (:func:`simulate`); :mod:`lnetgen.fabric.advise` runs the candidate
+settings ``fabric check`` compares.
 
 ``ibsim`` (ibsim-utils) simulates the fabric from the net file that :mod:`lnetgen.fabric`
 writes; ``opensm -o`` (once mode) configures it through ``libumad2sim.so`` (preloaded, so no
@@ -20,14 +21,11 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from lnetgen.emit.opensm import MAX_REVERSE_HOPS, fabric_files
-from lnetgen.fabric.cabling import Layout, fabric_hosts, fabric_of, layout
+from lnetgen.fabric.cabling import Layout
 from lnetgen.fabric.graph import guid_str
 from lnetgen.fabric.ibnetdiscover import render_net
-from lnetgen.fabric.ports import apply_moves, plan_ports
 from lnetgen.fabric.trace import (
     Direction,
     Health,
@@ -36,7 +34,6 @@ from lnetgen.fabric.trace import (
     parse_dump_fts,
     route_health,
 )
-from lnetgen.model import Fabric, Site
 
 #: Where distributions install the preload library (Debian: libumad2sim0, pulled by ibsim-utils).
 UMAD2SIM_GLOBS = (
@@ -87,6 +84,7 @@ class OpenSMSettings:
 @dataclass
 class SimResult:
     engine: str  # routing engine OpenSM reports it used (ftree, or its fallback)
+    fallback: str  # why OpenSM fell back from the engine asked for ('' when it did not)
     ca_summary: str  # OpenSM's "Fabric has N CAs, ... (K of them CNs)" line, if any
     forward: Direction  # class A -> class B (compute -> IO)
     backward: Direction  # class B -> class A (IO -> compute)
@@ -215,13 +213,17 @@ def _conf(work: str, settings: OpenSMSettings, files: dict[str, str] | None) -> 
 
 
 _ENGINE_RE = re.compile(r"osm_ucast_mgr_process: (\S+) tables configured")
+#: OpenSM's reason for leaving an engine: "ucast_mgr_route: ftree: cannot build lid matrices"
+#: (osm_ucast_mgr.c), after the engine's own ERR lines.
+_FAIL_RE = re.compile(r"ucast_mgr_route: (\S+): (cannot .*)$")
 _CA_RE = re.compile(r"Fabric has (\d+ CAs, \d+ CA ports \(\d+ of them CNs\), \d+ switches)")
 
 
 def _run_opensm(
     env: dict[str, str], conf: str, work: str, timeout: float
-) -> tuple[str, str, list[str]]:
-    """OpenSM once over the simulator: (routing engine used, CA summary, ERR lines)."""
+) -> tuple[str, str, str, list[str]]:
+    """OpenSM once over the simulator: (routing engine used, why it fell back from ftree or '',
+    CA summary, ERR lines)."""
     log = os.path.join(work, "opensm.log")
     cmd = ["opensm", "-o", "-R", "ftree", "-F", conf, "-f", log, "-e", "--dump_files_dir", work]
     proc = _run(cmd, env, work, timeout, log)
@@ -231,8 +233,16 @@ def _run_opensm(
         text = fh.read()
     engines = _ENGINE_RE.findall(text)
     ca = _CA_RE.findall(text)
-    errors = sorted({m.split("-> ", 1)[-1].strip() for m in text.splitlines() if "ERR " in m})
-    return (engines[-1] if engines else "none"), (ca[-1] if ca else ""), errors
+    lines = text.splitlines()
+    errors = sorted({m.split("-> ", 1)[-1].strip() for m in lines if "ERR " in m})
+    engine = engines[-1] if engines else "none"
+    fallback = ""
+    if engine != "ftree":
+        fails = [f"{m[0]}: {m[1]}" for ln in lines for m in _FAIL_RE.findall(ln)]
+        first_err = next((e for e in errors if "ftree" in e.lower() or "AB" in e), "")
+        fallback = "; ".join(x for x in (fails[-1] if fails else "", first_err) if x)
+        fallback = fallback or f"OpenSM configured {engine} instead of ftree"
+    return engine, fallback, (ca[-1] if ca else ""), errors
 
 
 def _dump_fts(env: dict[str, str], work: str, timeout: float) -> str:
@@ -281,13 +291,14 @@ def simulate(
         env = _env(sockname, first.node_id, work)
         with _Ibsim(netfile, work, sockname) as sim:
             sim.wait_ready(60)
-            engine, ca, errors = _run_opensm(env, conf, work, timeout)
+            engine, fallback, ca, errors = _run_opensm(env, conf, work, timeout)
             text = _dump_fts(env, work, timeout)
         tables, lids = parse_dump_fts(text)
         fwd, back = count_routes(lay, tables, lids)
         health = route_health(lay, tables, lids)
     return SimResult(
         engine,
+        fallback,
         ca,
         fwd,
         back,
@@ -296,73 +307,3 @@ def simulate(
         round(time.monotonic() - start, 1),
         errors,
     )
-
-
-# ----------------------------------------------------------------------------- fabric check
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """One configuration ``check`` measures: cabling (inventory or port plan) and OpenSM
-    settings (plain ftree, or lnetgen's files with a given ``max_reverse_hops``)."""
-
-    key: str
-    title: str
-    port_plan: bool
-    files: bool
-    max_reverse_hops: int = MAX_REVERSE_HOPS
-
-
-SCENARIOS: tuple[Scenario, ...] = (
-    Scenario("as-cabled", "inventory cabling, ftree without guid files", False, False),
-    Scenario(
-        "files-h0", "inventory cabling, lnetgen guid files, max_reverse_hops 0", False, True, 0
-    ),
-    Scenario("files", "inventory cabling, lnetgen opensm.conf", False, True),
-    Scenario("port-plan", "staggered port plan, ftree without guid files", True, False),
-    Scenario("recommended", "staggered port plan + lnetgen opensm.conf", True, True),
-)
-
-
-@dataclass
-class CheckRow:
-    scenario: Scenario
-    switch: str  # the switch (connected part of the fabric) simulated
-    result: SimResult
-
-
-def check(
-    site: Site,
-    fabric: str | None = None,
-    scenarios: Sequence[str] | None = None,
-    keep: str | None = None,
-) -> list[CheckRow]:
-    """Run :data:`SCENARIOS` (or those named) on one fabric (default: the compute fabric, else
-    the storage fabric).  The port-plan scenarios apply only to a compute fabric.  Each switch
-    of the fabric is simulated on its own: the inventory does not cable switches together.
-    Raises ``SimError`` when a program is missing or fails."""
-    fab = fabric_of(site, fabric)
-    hosts = fabric_hosts(site, fab)
-    moves = plan_ports(site, hosts) if fab.name == site.client_fabric else []
-    rows: list[CheckRow] = []
-    for sc in SCENARIOS:
-        if scenarios is not None and sc.key not in scenarios:
-            continue
-        if sc.port_plan and fab.name != site.client_fabric:
-            continue
-        hs = apply_moves(hosts, moves) if sc.port_plan else hosts
-        files = (
-            fabric_files(
-                site, fab, f"lnetgen fabric check ({sc.key})", "@DIR@", sc.max_reverse_hops
-            )
-            if sc.files
-            else None
-        )
-        for sw in fab.switches:
-            part = [h for h in hs if h.attach.switch == sw.name]
-            if not part:
-                continue
-            lay = layout(site, Fabric(fab.name, fab.role, (sw,)), part)
-            sub = os.path.join(keep, sc.key, sw.name) if keep else None
-            rows.append(CheckRow(sc, sw.name, simulate(lay, files=files, keep=sub)))
-    return rows

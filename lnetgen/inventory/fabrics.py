@@ -1,8 +1,9 @@
 """The ``fabrics`` section: switches and their leaf modules; and attachments to them.
 
 Reads ``fabrics[].switches[]``: top-of-rack switches (``ports``, ``uplinks``) and directors
-(``leaves`` as a count or a list, ``spines``, ``spine_guids``), with their GUIDs.
-Reports E-SWITCH, E-DUP-NAME (fabric, switch, leaf names), E-GUID; ``Fabrics.attach`` reports
+(``leaves`` as a count or a list, ``spines``, ``spine_guids``), with their GUIDs, and the
+OpenSM settings the site recorded (``fabrics[].opensm``, E-OPENSM).  Reports E-SWITCH,
+E-DUP-NAME (fabric, switch, leaf names), E-GUID; ``Fabrics.attach`` reports
 E-ATTACH-SWITCH, E-ATTACH-FABRIC, E-ATTACH-LEAF and E-ATTACH-PORT for every host's attachment.
 Adds ``Site.fabrics``.
 """
@@ -14,7 +15,7 @@ from typing import Any
 
 from lnetgen.inventory.context import Context, Registry
 from lnetgen.inventory.messages import did_you_mean
-from lnetgen.model import Attachment, Fabric, Leaf, Switch
+from lnetgen.model import Attachment, Fabric, Leaf, OpenSMChoice, Switch
 from lnetgen.yamlsrc import Path
 
 
@@ -120,7 +121,8 @@ def check_fabrics(ctx: Context) -> Fabrics:
                     tuple(s.get("spine_guids", ())),
                 )
             )
-        out.append(Fabric(f["name"], f["role"], tuple(switches)))
+        choice = _opensm(ctx, f, ("fabrics", fi), switches) if "opensm" in f else None
+        out.append(Fabric(f["name"], f["role"], tuple(switches), choice))
     fabric_names.report(ctx)
     switch_names.report(ctx)
     by_name: dict[str, Switch] = {}
@@ -130,6 +132,42 @@ def check_fabrics(ctx: Context) -> Fabrics:
         for sw in fabric.switches:
             by_name.setdefault(sw.name, sw)
     return Fabrics(tuple(out), by_name, roles)
+
+
+def _opensm(
+    ctx: Context, f: dict[str, Any], p: Path, switches: list[Switch]
+) -> OpenSMChoice | None:
+    """``fabrics[].opensm``: the settings ``fabric check`` measured and the site chose.  A
+    guid file that could not be written for this fabric is reported (E-OPENSM)."""
+    spec = f["opensm"]
+    q: Path = (*p, "opensm")
+    ok = True
+    if spec.get("cn_guid_file") and f["role"] != "compute":
+        ctx.err(
+            (*q, "cn_guid_file"),
+            "E-OPENSM",
+            f"fabric {f['name']} is a storage fabric: lnetgen writes no cn_guid_file there "
+            "(every CA that is not a server must stay a compute node)",
+        )
+        ok = False
+    if spec.get("root_guid_file"):
+        directors = [sw for sw in switches if sw.kind == "director" and sw.spines]
+        if not directors or any(len(sw.spine_guids) < sw.spines for sw in directors):
+            ctx.err(
+                (*q, "root_guid_file"),
+                "E-OPENSM",
+                f"fabric {f['name']} has no complete list of spine GUIDs (spine_guids of every "
+                "director), so lnetgen cannot write a root_guid_file",
+            )
+            ok = False
+    if not ok:
+        return None
+    return OpenSMChoice(
+        bool(spec.get("io_guid_file", False)),
+        bool(spec.get("cn_guid_file", False)),
+        bool(spec.get("root_guid_file", False)),
+        int(spec.get("max_reverse_hops", 0)),
+    )
 
 
 def _tor_leaf(ctx: Context, s: dict[str, Any], p: Path) -> list[Leaf]:

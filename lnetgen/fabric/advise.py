@@ -1,0 +1,224 @@
+"""Which OpenSM settings help a fabric, measured: the candidates ``fabric check`` runs through
+the real OpenSM on a simulated copy of each fabric (:func:`check`), and the verdict on them
+(:func:`judge`): the best candidate, and what is wrong with what ``generate`` writes.
+
+Candidates, each with ftree: no setting; lnetgen's guid files; the guid files with
+``max_reverse_hops 1``; ``max_reverse_hops 1`` alone; the settings the inventory recorded
+(``fabrics[].opensm``); on a compute fabric also the staggered IO port plan, with no setting and
+with the recorded ones.  Each is run with the very files ``generate`` would write for it
+(:func:`lnetgen.emit.opensm.fabric_files`).  A candidate's score is its busiest leaf uplink
+against the best possible, over every switch of the fabric (lower is better); a candidate is
+usable when OpenSM kept ftree, every host pair is routed and no credit loop is possible.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+
+from lnetgen.emit.opensm import fabric_files, fabric_guids
+from lnetgen.fabric.cabling import fabric_hosts, fabric_of, layout
+from lnetgen.fabric.ports import apply_moves, plan_ports
+from lnetgen.fabric.simulate import SimResult, simulate
+from lnetgen.model import Fabric, OpenSMChoice, Site
+
+#: Busiest leaf uplink allowed for what ``generate`` writes: 2x the best possible.
+BOUND = 2.0
+#: Scores closer than this are equal (route counts are integers; ratios print with 2 decimals).
+_EPS = 0.005
+
+
+@dataclass(frozen=True)
+class Candidate:
+    key: str
+    title: str
+    choice: OpenSMChoice
+    port_plan: bool = False
+    recorded: bool = False  # the inventory's fabrics[].opensm
+
+
+@dataclass
+class CheckRow:
+    candidate: Candidate
+    switch: str  # the switch (connected part of the fabric) simulated
+    result: SimResult
+
+
+@dataclass
+class Verdict:
+    """One fabric's measurements summed up."""
+
+    fabric: str
+    scores: dict[str, float]  # candidate key -> busiest uplink / best possible, all switches
+    fallbacks: dict[str, list[str]]  # candidate key -> "switch: reason" where ftree fell back
+    unhealthy: dict[str, list[str]]  # candidate key -> switches with unrouted pairs or a loop
+    best: Candidate  # the usable settings candidate with the lowest score (ties: fewest settings)
+    written: Candidate  # what generate writes: the recorded candidate, else "none"
+    problems: list[str] = field(default_factory=list)  # why fabric check exits 1
+    notes: list[str] = field(default_factory=list)
+
+
+def candidates(site: Site, fab: Fabric) -> list[Candidate]:
+    """The settings measured on ``fab``, "none" first."""
+    g = fabric_guids(site, fab)
+    none = OpenSMChoice()
+    files = OpenSMChoice(bool(g.io), bool(g.cn), bool(g.root), 0)
+    out = [Candidate("none", "ftree, no guid files, max_reverse_hops 0", none)]
+    if files != none:
+        out.append(Candidate("guid-files", f"ftree + {files.label()}", files))
+        mrh = replace(files, max_reverse_hops=1)
+        out.append(Candidate("guid-files-mrh1", f"ftree + {mrh.label()}", mrh))
+    alone = OpenSMChoice(max_reverse_hops=1)
+    out.append(Candidate("mrh1", f"ftree + {alone.label()}, no guid files", alone))
+    rec = fab.opensm
+    if rec is not None:
+        for i, c in enumerate(out):
+            if c.choice == rec:
+                out[i] = replace(c, recorded=True)
+                break
+        else:
+            out.append(Candidate("recorded", f"ftree + {rec.label()}", rec, recorded=True))
+    if fab.name == site.client_fabric:
+        out.append(Candidate("port-plan", "staggered port plan, no setting", none, True))
+        if rec is not None and rec != none:
+            out.append(
+                Candidate("port-plan-recorded", f"staggered port plan + {rec.label()}", rec, True)
+            )
+    return out
+
+
+def checked_fabrics(site: Site, fabric: str | None) -> list[Fabric]:
+    """The named fabric, or every fabric with hosts cabled to it."""
+    if fabric:
+        return [fabric_of(site, fabric)]
+    out = []
+    for fab in site.fabrics:
+        if fabric_hosts(site, fab):
+            out.append(fab)
+    return out
+
+
+def check(
+    site: Site,
+    fab: Fabric,
+    only: set[str] | None = None,
+    keep: str | None = None,
+) -> list[CheckRow]:
+    """Run every candidate (or those keyed in ``only``) on every switch of ``fab``: each switch
+    is simulated on its own, because the inventory does not cable switches together.  Raises
+    ``SimError`` when a program is missing or fails."""
+    hosts = fabric_hosts(site, fab)
+    moves = plan_ports(site, hosts) if fab.name == site.client_fabric else []
+    rows: list[CheckRow] = []
+    for cand in candidates(site, fab):
+        if only is not None and cand.key not in only:
+            continue
+        hs = apply_moves(hosts, moves) if cand.port_plan else hosts
+        header = f"lnetgen fabric check ({cand.key})"
+        files = fabric_files(site, fab, header, cand.choice, "@DIR@")
+        for sw in fab.switches:
+            part = [h for h in hs if h.attach.switch == sw.name]
+            if not part:
+                continue
+            lay = layout(site, Fabric(fab.name, fab.role, (sw,), fab.opensm), part)
+            sub = os.path.join(keep, fab.name, cand.key, sw.name) if keep else None
+            rows.append(CheckRow(cand, sw.name, simulate(lay, files=files, keep=sub)))
+    return rows
+
+
+def _usable(key: str, v: Verdict) -> bool:
+    return not v.fallbacks.get(key) and not v.unhealthy.get(key)
+
+
+def judge(fab: Fabric, rows: list[CheckRow]) -> Verdict:
+    """Best candidate, and the problems of what ``generate`` writes for ``fab``:
+    recorded settings worse than none or making ftree fall back, unrouted pairs, a possible
+    credit loop, or a busiest uplink over :data:`BOUND`."""
+    order: list[Candidate] = []
+    scores: dict[str, float] = {}
+    fallbacks: dict[str, list[str]] = {}
+    unhealthy: dict[str, list[str]] = {}
+    for row in rows:
+        c, r = row.candidate, row.result
+        if c not in order:
+            order.append(c)
+        scores[c.key] = max(scores.get(c.key, 0.0), r.forward.worst_ratio)
+        if r.fallback:
+            fallbacks.setdefault(c.key, []).append(f"{row.switch}: {r.fallback}")
+        if r.health.unrouted or not r.health.cdg_acyclic:
+            unhealthy.setdefault(c.key, []).append(row.switch)
+    none = next(c for c in order if c.key == "none")
+    written = next((c for c in order if c.recorded and not c.port_plan), none)
+    v = Verdict(fab.name, scores, fallbacks, unhealthy, none, written)
+    settings = [c for c in order if not c.port_plan and _usable(c.key, v)]
+    if settings:
+        v.best = min(settings, key=lambda c: (round(scores[c.key] / _EPS), order.index(c)))
+    plan = [c for c in order if c.port_plan and _usable(c.key, v)]
+    if plan and min(scores[c.key] for c in plan) < scores[v.best.key] - _EPS:
+        p = min(plan, key=lambda c: scores[c.key])
+        v.notes.append(
+            f"recabling the IO nodes as `lnetgen fabric plan-ports` says ({p.title}) gives "
+            f"{scores[p.key]:.2f}x"
+        )
+    what = "the recorded settings" if written.recorded else "ftree with no setting"
+    if written.recorded and fallbacks.get(written.key):
+        v.problems.append(
+            f"{what} make OpenSM fall back from ftree on "
+            f"{len(fallbacks[written.key])} switch(es): {fallbacks[written.key][0]}"
+        )
+    elif fallbacks.get("none"):
+        v.notes.append(
+            f"ftree falls back on {len(fallbacks['none'])} switch(es) of this fabric whatever "
+            f"the settings ({fallbacks['none'][0]}); lnetgen writes no routing setting here"
+        )
+    if unhealthy.get(written.key):
+        v.problems.append(
+            f"{what} leave host pairs unrouted or allow a credit loop on "
+            + ", ".join(unhealthy[written.key])
+        )
+    if written.recorded and scores[written.key] > scores["none"] + _EPS:
+        v.problems.append(
+            f"the recorded settings ({written.choice.label()}) are worse than none: busiest "
+            f"leaf uplink {scores[written.key]:.2f}x against {scores['none']:.2f}x"
+        )
+    if scores[written.key] > BOUND + _EPS and not fallbacks.get(written.key):
+        v.problems.append(
+            f"{what}: busiest leaf uplink {scores[written.key]:.2f}x the best possible "
+            f"(limit {BOUND:.0f}x)"
+        )
+    return v
+
+
+def advice(v: Verdict) -> str:
+    """One line: which settings to record for the fabric."""
+    if v.best.key == "none":
+        return (
+            f"fabric {v.fabric}: record no OpenSM setting (none measured better than ftree alone)"
+        )
+    c = v.best.choice
+    if v.best.recorded:
+        return (
+            f"fabric {v.fabric}: keep the recorded settings ({c.label()}: "
+            f"{v.scores[v.best.key]:.2f}x against {v.scores['none']:.2f}x with no setting)"
+        )
+    fields = [
+        f"{k}: true" for k in ("io_guid_file", "cn_guid_file", "root_guid_file") if getattr(c, k)
+    ]
+    fields.append(f"max_reverse_hops: {c.max_reverse_hops}")
+    return (
+        f"fabric {v.fabric}: record opensm: {{{', '.join(fields)}}} "
+        f"({v.scores[v.best.key]:.2f}x against {v.scores['none']:.2f}x with no setting)"
+    )
+
+
+__all__ = [
+    "BOUND",
+    "Candidate",
+    "CheckRow",
+    "Verdict",
+    "advice",
+    "candidates",
+    "check",
+    "checked_fabrics",
+    "judge",
+]
