@@ -7,6 +7,7 @@ thousands of them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -184,6 +185,9 @@ class Site:
     servers: tuple[Server, ...]
     filesystems: tuple[FileSystem, ...]
     strategy: StrategyParams
+    #: LNet tunables per role (client, router, server), site-wide values merged in;
+    #: only what the inventory sets (see lnetgen.tunables)
+    tunables: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     def switch(self, name: str) -> Switch | None:
         for fabric in self.fabrics:

@@ -45,8 +45,11 @@ STACKHPC_VARS = {
     "lustre_lnet_module_networks",
     "lustre_lnet_module_routes",
     "lustre_lnet_module_options",
+    "lustre_lnet_routing_buffers",
+    "lustre_lnet_lnetctl_globals",
+    "lustre_lnet_ko2iblnd_options",
 }
-OWN_VARS = {"lnetgen_role", "lnetgen_hosts"}
+OWN_VARS = {"lnetgen_role", "lnetgen_hosts", "lnetgen_lnd_module_options"}
 
 
 @cache
@@ -188,9 +191,12 @@ def test_variables_names_and_shapes_match_plan() -> None:
             assert re.fullmatch(r"[a-z0-9]*[a-z]\d+", key), key
         assert all(isinstance(v, str) for v in doc["lustre_lnet_module_networks"])
         assert all(isinstance(v, str) for v in doc.get("lustre_lnet_module_routes", []))
+        # the demo sets no tunables; its plan is symmetric, so drop_asym_route is on everywhere
         assert doc["lustre_lnet_module_options"] == {
-            "forwarding": "enabled" if routing else "disabled"
+            "forwarding": "enabled" if routing else "disabled",
+            "lnet_drop_asym_route": 1,
         }
+        assert doc["lustre_lnet_lnetctl_globals"] == {"drop_asym_route": 1}
         # stackhpc's lnet.conf.j2 writes "nid: <ip>@<net>" for every NI: a client class's ip
         # refers to the per-host address in the inventory
         ips = [i["ip"] for v in doc["lustre_lnet_lnetctl_networks"].values() for i in v]

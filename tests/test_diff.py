@@ -182,7 +182,7 @@ def test_every_format_of_the_demo_fixtures_equals_the_plan() -> None:
         ]
         == "oss01"
     )
-    assert notes["not in the dump, not compared: networks"] == "nid00004,oss04"
+    assert notes["not in the dump, not compared: networks, tunables"] == "nid00004,oss04"
 
 
 @cache
@@ -288,7 +288,9 @@ def test_unknown_parts_are_not_compared() -> None:
     result = diff(plan, live)
     (g,) = result.groups
     assert g.hosts == "oss01" and len(g.diff.add_routes) == 8 and not g.diff.change_routes
-    assert ("oss01", 1, "not in the dump, not compared: networks, routing") in result.health
+    assert ("oss01", 1, "not in the dump, not compared: networks, routing, tunables") in (
+        result.health
+    )
 
 
 def test_hop_priority_change_only_when_details_shown() -> None:

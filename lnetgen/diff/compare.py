@@ -38,6 +38,7 @@ from lnetgen.diff.result import (
 from lnetgen.live import HostState, LiveSet, NetTable, RouteKey, RouteTable
 from lnetgen.model import Site
 from lnetgen.plan import Plan
+from lnetgen.tunables import KERNEL_DEFAULTS
 
 
 @lru_cache(maxsize=65536)
@@ -200,9 +201,12 @@ class _Comparer:
             unseen.append("routing")
         elif live.routing != exp.routing:
             routing = "enable" if exp.routing else "disable"
+        tunables = _tunables(exp, live)
+        if live.tunables is None and exp.tunables:
+            unseen.append("tunables")
         if unseen:
             notes.append(f"not in the dump, not compared: {', '.join(unseen)}")
-        key = (exp.role, id(rd), nets, routing)
+        key = (exp.role, id(rd), nets, routing, tunables)
         diff = self.diffs.get(key)
         if diff is None:
             diff = HostDiff(
@@ -212,9 +216,29 @@ class _Comparer:
                 rd.remove if rd else (),
                 rd.change if rd else (),
                 routing,
+                tunables,
             )
             self.diffs[key] = diff
         return diff, tuple(notes)
+
+
+def _tunables(exp: Expected, live: HostState) -> tuple[tuple[str, int | None, int | None], ...]:
+    """The settings live dumps show differently from the plan, for the names those dumps can
+    show at all: proposed ones they lack or set otherwise, and -- in configuration files --
+    ones they set that the plan does not."""
+    if live.tunables is None:
+        return ()
+    out: list[tuple[str, int | None, int | None]] = []
+    names = set(exp.tunables)
+    if live.tunables_explicit:  # set there, not in the plan, and not the kernel's default
+        names |= {n for n, v in live.tunables.items() if KERNEL_DEFAULTS.get(n) != v}
+    for name in sorted(names):
+        if name.rpartition(".")[2] not in live.tunables_shown:
+            continue
+        have, want = live.tunables.get(name), exp.tunables.get(name)
+        if have != want:
+            out.append((name, have, want))
+    return tuple(out)
 
 
 def diff(plan: Plan, live: LiveSet, site: Site | None = None) -> DiffResult:

@@ -1,5 +1,6 @@
 """The expected side of a diff: what the plan wants on every host (networks, routes, routing,
-NIDs), with the objects shared by the hosts of one client class or server group."""
+NIDs, the tunables generate writes), with the objects shared by the hosts of one client class
+or server group."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from lnetgen.diff.result import CLIENT, ROUTER, SERVER
 from lnetgen.live import RouteKey
 from lnetgen.model import Site
 from lnetgen.plan import Plan, Route
+from lnetgen.tunables import host_settings, symmetric
 
 
 @dataclass(frozen=True)
@@ -22,22 +24,38 @@ class Expected:
     routes: Mapping[RouteKey, tuple[int, int]]
     routing: bool
     nids: Mapping[str, str] = field(default_factory=dict)
+    #: the settings generate writes for this host (lnetgen.tunables' names)
+    tunables: Mapping[str, int] = field(default_factory=dict)
 
 
 def expected_states(plan: Plan, site: Site | None = None) -> dict[str, Expected]:
     """Per-host proposed state.  With ``site``, clients' NIDs are known too (the plan keeps
     clients as folded classes without NIDs)."""
     out: dict[str, Expected] = {}
+    sym = symmetric(plan)
+    memo: dict[tuple[str, tuple[str, ...]], Mapping[str, int]] = {}
+
+    def tun(role: str, nets: Iterable[str]) -> Mapping[str, int]:
+        key = (role, tuple(nets))
+        if key not in memo:
+            memo[key] = (
+                host_settings(site, role, key[1], sym).values
+                if site is not None
+                else ({"drop_asym_route": 1} if sym else {})
+            )
+        return memo[key]
+
     client_nid: dict[str, str] = {}
     if site is not None:
         client_nid = dict(zip(site.clients.names, site.clients.nids, strict=True))
     for cc in plan.client_classes:
         nets = {cc.net: (cc.interface,)}
         routes = _route_map(cc.routes)
-        shared = Expected(CLIENT, nets, routes, False)
+        ct = tun(CLIENT, nets)
+        shared = Expected(CLIENT, nets, routes, False, {}, ct)
         for name in nodes.expand(cc.members):
             nid = client_nid.get(name)
-            out[name] = Expected(CLIENT, nets, routes, False, {cc.net: nid}) if nid else shared
+            out[name] = Expected(CLIENT, nets, routes, False, {cc.net: nid}, ct) if nid else shared
     for r in plan.routers:
         nets_r: dict[str, set[str]] = {}
         for i in r.interfaces:
@@ -48,6 +66,7 @@ def expected_states(plan: Plan, site: Site | None = None) -> dict[str, Expected]
             {},
             True,
             {i.net: i.nid for i in r.interfaces},
+            tun(ROUTER, nets_r),
         )
     by_routes: dict[int, Mapping[RouteKey, tuple[int, int]]] = {}
     for sr in plan.server_routes:
@@ -57,7 +76,12 @@ def expected_states(plan: Plan, site: Site | None = None) -> dict[str, Expected]
     }
     for s in plan.servers:
         out[s.name] = Expected(
-            SERVER, {s.net: (s.interface,)}, server_routes.get(s.name, {}), False, {s.net: s.nid}
+            SERVER,
+            {s.net: (s.interface,)},
+            server_routes.get(s.name, {}),
+            False,
+            {s.net: s.nid},
+            tun(SERVER, [s.net]),
         )
     return out
 

@@ -35,6 +35,11 @@ def diff_lines(d: HostDiff) -> list[str]:
         )
     out += [f"+ {_route_text(r)}" for r in d.add_routes]
     out += [f"- {_route_text(r)}" for r in d.remove_routes]
+    for name, have, want in d.tunables:
+        out.append(
+            f"~ tunable {name}: {'not set' if have is None else have} -> "
+            f"{'not set' if want is None else want}"
+        )
     for r in d.change_routes:
         parts = []
         if r[2] != r[4]:
@@ -152,6 +157,7 @@ def _group_dict(g: Group) -> dict[str, Any]:
         ],
         "nids": [{"net": n, "live": list(h), "inventory": w} for n, h, w in d.nids],
         "routing": d.routing or None,
+        "tunables": [{"name": n, "live": h, "proposed": w} for n, h, w in d.tunables],
         "add_routes": [_route_dict(r) for r in d.add_routes],
         "remove_routes": [_route_dict(r) for r in d.remove_routes],
         "change_routes": [

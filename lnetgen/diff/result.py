@@ -34,6 +34,8 @@ class HostDiff:
     remove_routes: tuple[RouteEntry, ...] = ()
     change_routes: tuple[RouteChange, ...] = ()
     routing: str = ""  # "enable" | "disable" | ""
+    #: (name, live value, proposed value; None: not set), lnetgen.tunables' names
+    tunables: tuple[tuple[str, int | None, int | None], ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -46,6 +48,7 @@ class HostDiff:
             or self.remove_routes
             or self.change_routes
             or self.routing
+            or self.tunables
         )
 
 

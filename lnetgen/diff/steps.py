@@ -119,6 +119,42 @@ def _not_on(role: str, commands: _Commands) -> _Commands:
     return lambda d: commands(d) if d.role != role else []
 
 
+#: Tunables lnetctl sets on a running node (lnetctl set KEY VALUE).
+_LNETCTL_SET = {
+    "transaction_timeout": "transaction_timeout",
+    "retry_count": "retry_count",
+    "drop_asym_route": "drop_asym_route",
+    "tiny_router_buffers": "tiny_buffers",
+    "small_router_buffers": "small_buffers",
+    "large_router_buffers": "large_buffers",
+}
+#: lnet module parameters writable at run time (0644 in lnet/lnet/router.c).
+_SYSFS = ("alive_router_check_interval", "router_ping_timeout")
+
+
+def _tunable_sets(d: HostDiff) -> list[str]:
+    """Set the changed tunables: lnetctl where it can, sysfs for the writable module
+    parameters; the rest (per-NI credits, check_routers_before_use) only take effect when LNet
+    is loaded again with the new files."""
+    out = []
+    later = []
+    order = {"transaction_timeout": 0, "retry_count": 1}
+    for name, _have, want in sorted(d.tunables, key=lambda t: (order.get(t[0], 2), t[0])):
+        if want is None:
+            later.append(f"{name} (remove)")
+        elif name in _LNETCTL_SET:
+            out.append(f"lnetctl set {_LNETCTL_SET[name]} {want}")
+        elif name in _SYSFS:
+            out.append(f"echo {want} > /sys/module/lnet/parameters/{name}")
+        else:
+            later.append(name)
+    if later:
+        out.append(
+            f"# {', '.join(later)}: take effect when LNet is loaded again with the new files"
+        )
+    return out
+
+
 #: (title, commands) in the order they run.
 _PHASES: tuple[tuple[str, _Commands], ...] = (
     ("fix interface addresses (outside LNet)", _nid_notes),
@@ -151,6 +187,8 @@ _PHASES: tuple[tuple[str, _Commands], ...] = (
         ),
     ),
     ("remove old networks on servers and clients", _not_on(ROUTER, _removes_nets)),
+    # last: drop_asym_route only once the routes on both sides are symmetric
+    ("set LNet tunables", _tunable_sets),
 )
 
 

@@ -43,6 +43,7 @@ from lnetgen.emit import modprobe
 from lnetgen.emit.base import Context, OutFile
 from lnetgen.plan import Route
 from lnetgen.resources import data_dir
+from lnetgen.tunables import HostSettings, host_settings
 
 FORMAT = "ansible"
 
@@ -179,12 +180,17 @@ def _routes(routes: Sequence[Route]) -> dict[str, list[dict[str, Any]]]:
     )
 
 
-def _networks(nis: Sequence[tuple[str, str, str]]) -> dict[str, list[dict[str, Any]]]:
+def _networks(
+    nis: Sequence[tuple[str, str, str]], tun: HostSettings
+) -> dict[str, list[dict[str, Any]]]:
     """``(net, interface, address)`` triples; the address of a client class is
-    :data:`CLIENT_ADDRESS`, resolved per host."""
+    :data:`CLIENT_ADDRESS`, resolved per host.  Per-NI tunables as ``tunables``."""
     items = []
     for net, iface, addr in nis:
         entry: dict[str, Any] = {"ip": addr, "interfaces": [iface]}
+        ni = tun.ni(net.rstrip("0123456789"))
+        if ni:
+            entry["tunables"] = ni
         items.append((net, entry))
     return _grouped(items, "networks")
 
@@ -221,20 +227,34 @@ def _vars(
     routing: bool,
     with_module: bool,
 ) -> str:
+    tun = host_settings(ctx.site, role, [n for n, _, _ in nis], ctx.symmetric)
     doc: dict[str, Any] = {
         "lnetgen_role": role,
         "lnetgen_hosts": hosts,
         "lustre_lnet_routing_enabled": routing,
-        "lustre_lnet_lnetctl_networks": _networks(nis),
+        "lustre_lnet_lnetctl_networks": _networks(nis, tun),
     }
     if routes:
         doc["lustre_lnet_lnetctl_routes"] = _routes(routes)
+    if routing and tun.buffers():
+        doc["lustre_lnet_routing_buffers"] = tun.buffers()
+    if tun.globals():
+        doc["lustre_lnet_lnetctl_globals"] = tun.globals()
     if with_module:
         doc["lustre_lnet_module_networks"] = _module_networks([(n, i) for n, i, _ in nis])
         kroutes = _module_routes(routes)
         if kroutes:
             doc["lustre_lnet_module_routes"] = kroutes
-        doc["lustre_lnet_module_options"] = {"forwarding": "enabled" if routing else "disabled"}
+        doc["lustre_lnet_module_options"] = {
+            "forwarding": "enabled" if routing else "disabled",
+            **dict(tun.lnet_options()),
+        }
+        lnd = tun.lnd_options()
+        if lnd:
+            doc["lnetgen_lnd_module_options"] = {m: dict(p) for m, p in lnd}
+            o2ib = dict(lnd).get("ko2iblnd")
+            if o2ib:
+                doc["lustre_lnet_ko2iblnd_options"] = dict(o2ib)
     return _yaml(
         [
             ctx.header,

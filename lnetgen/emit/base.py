@@ -36,6 +36,16 @@ class Context:
     site: Site
     explicit: bool = False  # True when the user named this format in --formats
     warnings: list[Diagnostic] = field(default_factory=list)
+    _symmetric: bool | None = None
+
+    @property
+    def symmetric(self) -> bool:
+        """The plan's route symmetry is proven (``drop_asym_route: 1`` is written)."""
+        if self._symmetric is None:
+            from lnetgen.tunables import symmetric
+
+            self._symmetric = symmetric(self.plan)
+        return self._symmetric
 
     @property
     def header(self) -> str:

@@ -1,13 +1,16 @@
 """lnetctl YAML (/etc/lnet.conf for ``lnetctl import``), laid out as ``lnetctl export`` writes
 it: ``net:`` before ``route:``, one route entry per gateway NID with explicit ``hop`` and
 ``priority``, ``routing: enable: 1`` on routers.  Clients per class, routers and servers per
-host.
+host.  The inventory's tunables (:mod:`lnetgen.tunables`) go where ``lnetctl export`` prints
+them: each NI's ``tunables:``, ``buffers:`` after ``routing:``, and ``global:`` last (with
+``drop_asym_route: 1`` when the plan's symmetry is proven).
 """
 
 from __future__ import annotations
 
 from lnetgen.emit.base import Context, OutFile, render
 from lnetgen.plan import Route
+from lnetgen.tunables import host_settings
 
 FORMAT = "lnetctl"
 
@@ -21,14 +24,17 @@ def _file(
     routes: tuple[Route, ...],
     routing: bool,
 ) -> OutFile:
+    tun = host_settings(ctx.site, role, [n["net"] for n in nets], ctx.symmetric)
     text = render(
         "lnetctl.yaml.j2",
         header=ctx.header,
         role=role,
         hosts=hosts,
-        nets=nets,
+        nets=[dict(n, tunables=tun.ni(n["net"].rstrip("0123456789"))) for n in nets],
         routes=routes,
         routing=routing,
+        buffers=tun.buffers() if routing else {},
+        globals=tun.globals(),
     )
     return OutFile(f"lnetctl/{name}.yaml", text, FORMAT, hosts, role)
 

@@ -8,7 +8,9 @@ string parameter at 1024 bytes, so a longer ``routes=``/``networks=`` is never w
 * when modprobe is only part of the default set, the whole format is skipped for the site (no
   partial set of files) with a warning, and the routes live in ``lnetctl/`` YAML only.
 
-Routers get ``forwarding="enabled"``, everything else ``forwarding="disabled"``.  Lustre 2.19.53
+Routers get ``forwarding="enabled"``, everything else ``forwarding="disabled"``.  The
+inventory's tunables follow on the ``options lnet`` line (``lnet_drop_asym_route=1`` when the
+plan's symmetry is proven), and per-NI ones on an ``options <LND module>`` line.  Lustre 2.19.53
 and later ignore ``routes=`` and ``forwarding=``; use the lnetctl YAML there.
 """
 
@@ -18,6 +20,7 @@ from lnetgen import routestr
 from lnetgen.diagnostics import Diagnostic, InputError
 from lnetgen.emit.base import Context, OutFile, render
 from lnetgen.plan import Route
+from lnetgen.tunables import host_settings
 
 FORMAT = "modprobe"
 
@@ -104,21 +107,28 @@ def emit(ctx: Context) -> list[OutFile]:
             )
         )
         return []
-    return [
-        OutFile(
-            f"modprobe/{name}.conf",
-            render(
-                "modprobe.conf.j2",
-                header=ctx.header,
-                role=role,
-                hosts=hosts,
-                networks=nets,
-                routes=routes,
-                forwarding=fwd,
-            ),
-            FORMAT,
-            hosts,
-            role,
+    out = []
+    for name, role, hosts, nets, routes, fwd in items:
+        tun = host_settings(
+            ctx.site, role, [n for n, _ in routestr.parse_networks(nets)], ctx.symmetric
         )
-        for name, role, hosts, nets, routes, fwd in items
-    ]
+        out.append(
+            OutFile(
+                f"modprobe/{name}.conf",
+                render(
+                    "modprobe.conf.j2",
+                    header=ctx.header,
+                    role=role,
+                    hosts=hosts,
+                    networks=nets,
+                    routes=routes,
+                    forwarding=fwd,
+                    options=tun.lnet_options(),
+                    lnd_options=tun.lnd_options(),
+                ),
+                FORMAT,
+                hosts,
+                role,
+            )
+        )
+    return out

@@ -29,6 +29,7 @@ from lnetgen.inventory.servers import check_servers
 from lnetgen.inventory.strategy import check_strategy
 from lnetgen.inventory.topology import Topology, read_topology
 from lnetgen.inventory.torus import torus_coords
+from lnetgen.inventory.tunables import check_tunables
 from lnetgen.model import Clients, Router, Site
 
 
@@ -62,6 +63,9 @@ def build_site(ctx: Context) -> Site | None:
         check_storage_leaves(ctx, servers, routers.modules)
     check_compute_leaves(ctx, routers.routers)
 
+    o2ib = params.storage_lnd == "o2ib" or any(n.net.lnd == "o2ib" for n in cnets.nets)
+    tunables = check_tunables(ctx, o2ib)
+
     if errors(ctx.diags) or clients is None:
         return None
     return Site(
@@ -78,6 +82,7 @@ def build_site(ctx: Context) -> Site | None:
         servers=tuple(s for _, s in servers),
         filesystems=tuple(fss),
         strategy=params,
+        tunables=tunables,
     )
 
 

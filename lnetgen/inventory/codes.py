@@ -42,6 +42,9 @@ CODES: dict[str, str] = {
     "E-DUP-NET": "a client net is listed twice (o2ib and o2ib0 are the same net)",
     "E-DUP-OST": "an OST index is served by two servers of one file system",
     "E-SWITCH": "a switch is described inconsistently (tor with leaves, director without)",
+    "E-TUNABLE": "LNet tunables the kernel would refuse or silently change (retry_count not "
+    "below transaction_timeout, peer_credits above credits or outside o2iblnd's clamp), or "
+    "router buffers for a role that does not forward",
     "E-OPENSM": "a fabric's recorded OpenSM settings name a guid file lnetgen cannot write there",
     "E-ATTACH-SWITCH": "an attachment names a switch that is not defined",
     "E-ATTACH-FABRIC": "a host is attached to a fabric of the wrong role",

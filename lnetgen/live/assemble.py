@@ -31,7 +31,16 @@ def merge_states(states: list[HostState]) -> HostState:
     peers: dict[str, frozenset[str]] = {}
     health: list[str] = []
     src: dict[str, str] = {}
+    tunables: dict[str, int] | None = None
+    shown: set[str] = set()
+    explicit = False
     for s in states:
+        explicit = explicit or s.tunables_explicit
+        if s.tunables is not None:
+            tunables = tunables if tunables is not None else {}
+            for key, value in s.tunables.items():
+                tunables.setdefault(key, value)  # the first dump that shows it
+            shown |= s.tunables_shown
         name = s.sources[0] if s.sources else "?"
         if s.nets is not None:
             if nets is None:
@@ -64,6 +73,9 @@ def merge_states(states: list[HostState]) -> HostState:
         tuple(dict.fromkeys(health)),
         tuple(x for s in states for x in s.sources),
         tuple(dict.fromkeys(f for s in states for f in s.formats)),
+        tunables,
+        frozenset(shown),
+        explicit,
     )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from lnetgen.live.block_yaml import Map, yaml_parse
 from lnetgen.live.cache import ParseCache, Sections
 from lnetgen.live.errors import EntryError, LiveParseError, decode, diag
-from lnetgen.live.lnetctl_sections import LNET_SECTIONS, NORMALIZERS, Routing
+from lnetgen.live.lnetctl_sections import LNET_SECTIONS, NORMALIZERS, Globals, Routing
 from lnetgen.live.state import (
     BACKUP,
     CONFIG,
@@ -29,6 +29,7 @@ from lnetgen.live.state import (
     NetTable,
     RouteTable,
 )
+from lnetgen.tunables import BY_NAME, YAML_SHOWN
 
 _SECTION_SPLIT = re.compile(rb"\n(?=[^ \t\r\n#\-])")
 _DOC_MARKER = re.compile(rb"^(?:---|\.\.\.)[ \t]*\r?$", re.M)
@@ -133,7 +134,23 @@ def _assemble_yaml(parts: dict[str, tuple[Any, int]], file: str) -> HostState:
     routing: Routing | None = parts["routing"][0] if "routing" in parts else None
     peers: Mapping[str, frozenset[str]] = parts["peer"][0] if "peer" in parts else NO_PEERS
     health: list[str] = []
+    tunables: dict[str, int] = dict(parts["buffers"][0]) if "buffers" in parts else {}
+    glob: Globals | None = parts["global"][0] if "global" in parts else None
+    if glob is not None:
+        tunables.update(glob.values)
     keys = set(parts) - {"buffers"}
+    if keys <= {"global"}:  # `lnetctl global show` (and buffers alone)
+        return HostState(
+            None,
+            None,
+            None,
+            peers,
+            (),
+            (file,),
+            (CONFIG,),
+            tunables,
+            frozenset(n for n in YAML_SHOWN if BY_NAME[n].yaml[0] in parts),
+        )
     if "ip2nets" in parts:
         health.append("ip2nets is not resolved (it depends on the node's addresses)")
     if keys == {"route"}:
@@ -155,12 +172,14 @@ def _assemble_yaml(parts: dict[str, tuple[Any, int]], file: str) -> HostState:
     # a whole configuration: what it leaves out is not configured
     if (routing is not None and routing.sequence) or (routes is not None and routes.shows_state):
         fmt = EXPORT
-    elif "global" in parts:
+    elif glob is not None and glob.full:
         fmt = BACKUP
     else:
         fmt = CONFIG
     if routing is not None:
         health.extend(routing.health)
+    if nets is not None:
+        tunables.update(nets.tunables)
     return HostState(
         nets if nets is not None else NetTable({}),
         routes if routes is not None else RouteTable({}),
@@ -169,4 +188,7 @@ def _assemble_yaml(parts: dict[str, tuple[Any, int]], file: str) -> HostState:
         tuple(health),
         (file,),
         (fmt,),
+        tunables,
+        YAML_SHOWN,
+        fmt == CONFIG,
     )

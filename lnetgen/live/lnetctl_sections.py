@@ -1,6 +1,7 @@
 """The sections of lnetctl YAML, each normalized on its own: ``net:`` to a ``NetTable``,
-``route:`` to a ``RouteTable``, ``routing:`` to a ``Routing`` and ``peer:`` to the NID groups of
-each peer.  ``LNET_SECTIONS`` names every top-level section lnetctl is known to print."""
+``route:`` to a ``RouteTable``, ``routing:`` to a ``Routing``, ``peer:`` to the NID groups of
+each peer, ``buffers:`` and ``global:`` to tunables (with the NIs' ``tunables:``).
+``LNET_SECTIONS`` names every top-level section lnetctl is known to print."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from lnetgen.live.normalize import (
     route_net,
 )
 from lnetgen.live.state import UNDEFINED_HOP, NetTable, RouteTable
+from lnetgen.tunables import from_ni, from_yaml
 
 
 def _items(value: Any, section: str, line: int) -> list[Map]:
@@ -63,6 +65,7 @@ def norm_nets(value: Any, line: int) -> NetTable:
     nets: dict[str, set[str]] = {}
     nids: dict[str, list[str]] = {}
     health: list[str] = []
+    tunables: dict[str, int] = {}
     for item in _items(value, "net", line):
         iline = item.line
         ntype = item.get("net type")
@@ -80,6 +83,10 @@ def norm_nets(value: Any, line: int) -> NetTable:
             item.get("local NI(s)"), "local NI(s)", item.lines.get("local NI(s)", iline)
         ):
             ifaces.update(_interfaces(ni.get("interfaces"), ni.lines.get("interfaces", ni.line)))
+            tun = ni.get("tunables")
+            if isinstance(tun, dict):
+                for key, value in from_ni(nodes.parse_net(net).lnd, tun).items():
+                    tunables.setdefault(key, value)
             nid = ni.get("nid")
             if isinstance(nid, str):
                 canon = canonical_nid(nid, ni.lines.get("nid", ni.line), "NID")
@@ -91,7 +98,35 @@ def norm_nets(value: Any, line: int) -> NetTable:
         {n: tuple(sorted(i)) for n, i in nets.items()},
         {n: tuple(v) for n, v in nids.items()},
         tuple(health),
+        tunables,
     )
+
+
+def norm_buffers(value: Any, line: int) -> dict[str, int]:
+    """``buffers:`` (router buffer counts) as tunables."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise EntryError(line, "'buffers:' should be a mapping")
+    return from_yaml("buffers", value)
+
+
+@dataclass(frozen=True)
+class Globals:
+    """``global:`` as tunables (the keys lnetgen writes); ``full`` when it lists every global
+    setting as ``lnetctl export`` does (``numa_range`` first), not only chosen ones."""
+
+    values: dict[str, int]
+    full: bool
+
+
+def norm_global(value: Any, line: int) -> Globals:
+    """``global:``: the tunables lnetgen compares, and whether the kernel printed it."""
+    if value is None:
+        return Globals({}, False)
+    if not isinstance(value, dict):
+        raise EntryError(line, "'global:' should be a mapping")
+    return Globals(from_yaml("global", value), "numa_range" in value)
 
 
 def norm_routes(value: Any, line: int) -> RouteTable:
@@ -183,6 +218,8 @@ NORMALIZERS: dict[str, Callable[[Any, int], Any]] = {
     "route": norm_routes,
     "routing": norm_routing,
     "peer": norm_peers,
+    "buffers": norm_buffers,
+    "global": norm_global,
 }
 LNET_SECTIONS = frozenset(
     (

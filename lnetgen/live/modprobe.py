@@ -15,6 +15,7 @@ from lnetgen import routestr
 from lnetgen.live.errors import EntryError
 from lnetgen.live.normalize import route_health
 from lnetgen.live.state import MODPROBE, NO_PEERS, HostState, NetTable, RouteKey, RouteTable
+from lnetgen.tunables import MODPROBE_SHOWN, from_module
 
 #: The commands a modprobe file may hold (the first word of a line).
 MODPROBE_WORDS = frozenset(
@@ -99,8 +100,9 @@ def _param(word: str) -> tuple[str, str, int]:
 _Params = dict[str, tuple[str, Logical, int]]  # name -> (value, its line, offset of the value)
 
 
-def _lnet_options(text: str) -> _Params:
-    """The parameters of every ``options lnet`` line; a later value replaces an earlier one."""
+def _lnet_options(text: str, others: dict[str, dict[str, str]] | None = None) -> _Params:
+    """The parameters of every ``options lnet`` line; a later value replaces an earlier one.
+    ``others`` collects the parameters of every other module's ``options`` lines."""
     params: _Params = {}
     seen = False
     for logical in logical_lines(text):
@@ -113,6 +115,11 @@ def _lnet_options(text: str) -> _Params:
         if words[0][1] != "options" or len(words) < 2:
             continue
         if words[1][1].replace("-", "_") != "lnet":
+            if others is not None:
+                mod = others.setdefault(words[1][1].replace("-", "_"), {})
+                for _off, word in words[2:]:
+                    name, value, _voff = _param(word)
+                    mod[name] = value
             continue
         seen = True
         for off, word in words[2:]:
@@ -177,8 +184,10 @@ def _forwarding(params: _Params) -> bool | None:
 
 
 def parse_modprobe(text: str) -> HostState:
-    """The state the ``options lnet`` lines of a modprobe file set."""
-    params = _lnet_options(text)
+    """The state the ``options lnet`` lines (and the LND modules' tunables) of a modprobe file
+    set."""
+    others: dict[str, dict[str, str]] = {}
+    params = _lnet_options(text, others)
     health: list[str] = []
     nets: NetTable | None = None
     if "networks" in params:
@@ -195,4 +204,19 @@ def parse_modprobe(text: str) -> HostState:
         health.append("no networks= (LNet would default to tcp): networks not compared")
     routes = _kernel_routes(params, nets)
     routing = _forwarding(params)
-    return HostState(nets, routes, routing, NO_PEERS, tuple(health), (), (MODPROBE,))
+    lnds = sorted({n.rstrip("0123456789") for n in (nets.nets if nets is not None else ())})
+    tunables = from_module("lnet", {k: v for k, (v, _l, _o) in params.items()}, lnds)
+    for module, mparams in sorted(others.items()):
+        tunables.update(from_module(module, mparams, lnds))
+    return HostState(
+        nets,
+        routes,
+        routing,
+        NO_PEERS,
+        tuple(health),
+        (),
+        (MODPROBE,),
+        tunables,
+        MODPROBE_SHOWN,
+        True,
+    )

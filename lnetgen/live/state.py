@@ -48,6 +48,8 @@ class NetTable:
     nets: Mapping[str, tuple[str, ...]]
     nids: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     health: tuple[str, ...] = ()
+    #: NI tunables shown, as ``<lnd>.<name>`` (lnetgen.tunables)
+    tunables: Mapping[str, int] = field(default_factory=dict)
 
 
 #: The peers of a dump without a ``peer:`` section (one shared empty mapping).
@@ -59,7 +61,8 @@ class HostState:
     """Normalized live state of one host; ``None`` means the dump did not show that part.
 
     ``routing`` is True when the node forwards, False when it does not (including
-    ``stopping``, a drain in progress).  ``peers`` maps a NID to every NID of its peer (from an
+    ``stopping``, a drain in progress).  A setting in ``tunables_shown`` but missing from
+    ``tunables`` is not set.  ``peers`` maps a NID to every NID of its peer (from an
     export's ``peer:`` section), for gateways that discovery lists under their primary NID.
     """
 
@@ -70,6 +73,13 @@ class HostState:
     health: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     formats: tuple[str, ...] = ()
+    #: LNet tunables the dumps set or show (lnetgen.tunables' names); ``None``: not shown.
+    #: ``tunables_shown``: the names those dumps can show at all.
+    tunables: Mapping[str, int] | None = None
+    tunables_shown: frozenset[str] = frozenset()
+    #: the dumps are configuration files (an lnet.conf, modprobe): what they set and the plan
+    #: does not is a difference, unless it is the kernel's default (an export prints them all)
+    tunables_explicit: bool = False
 
     @property
     def all_health(self) -> tuple[str, ...]:

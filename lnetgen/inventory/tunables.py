@@ -1,0 +1,102 @@
+"""The ``tunables`` section: LNet settings a routed deployment needs, site-wide with a per-role
+override (``tunables.roles.{client,router,server}``).
+
+Reads the keys of :data:`lnetgen.tunables.SETTABLE` and checks them against the kernel's ranges
+(the schema bounds each value; here the relations): ``retry_count`` below
+``transaction_timeout``, ``peer_credits`` at most ``credits``, and ``peer_credits`` within
+o2iblnd's clamp on a site with o2ib nets; router buffers only for routers.  Reports E-TUNABLE.
+Adds ``Site.tunables`` (role -> name -> value, the override merged in).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lnetgen.inventory.context import Context
+from lnetgen.tunables import (
+    BY_NAME,
+    DEFAULT_RETRY_COUNT,
+    DEFAULT_TRANSACTION_TIMEOUT,
+    O2IB_PEER_CREDITS,
+    SETTABLE,
+)
+from lnetgen.yamlsrc import Path
+
+ROLES = ("client", "router", "server")
+
+
+def check_tunables(ctx: Context, o2ib: bool) -> dict[str, dict[str, int]]:
+    """role -> settings; ``o2ib``: the site has o2ib NIs (o2iblnd clamps peer_credits)."""
+    spec: dict[str, Any] = ctx.data.get("tunables") or {}
+    if not spec:
+        return {}
+    base = {k: int(v) for k, v in spec.items() if k in SETTABLE}
+    out: dict[str, dict[str, int]] = {}
+    roles = spec.get("roles") or {}
+    seen: set[tuple[Path, str]] = set()  # a site-wide value wrong for every role: once
+    for role in ROLES:
+        over = {k: int(v) for k, v in (roles.get(role) or {}).items() if k in SETTABLE}
+        for name in over:
+            if BY_NAME[name].router_only and role != "router":
+                ctx.err(
+                    ("tunables", "roles", role, name),
+                    "E-TUNABLE",
+                    f"{name} sizes a router's forwarding buffers; a {role} does not forward",
+                    hint="set it site-wide or under roles.router",
+                )
+        merged = {**base, **over}
+        where: dict[str, Path] = {}
+        for k in merged:
+            where[k] = ("tunables", "roles", role, k) if k in over else ("tunables", k)
+        _relations(_Once(ctx, seen), merged, where, role, o2ib)
+        if merged:
+            out[role] = merged
+    return out
+
+
+class _Once:
+    """Reports each (place, problem) once, whichever role found it first."""
+
+    def __init__(self, ctx: Context, seen: set[tuple[Path, str]]) -> None:
+        self.ctx, self.seen = ctx, seen
+
+    def err(self, path: Path, code: str, msg: str) -> None:
+        key = (path, msg.split(": ", 1)[1])
+        if key not in self.seen:
+            self.seen.add(key)
+            self.ctx.err(path, code, msg)
+
+
+def _relations(
+    ctx: _Once, v: dict[str, int], where: dict[str, Path], role: str, o2ib: bool
+) -> None:
+    timeout = v.get("transaction_timeout", DEFAULT_TRANSACTION_TIMEOUT)
+    retry = v.get("retry_count", DEFAULT_RETRY_COUNT)
+    if ("transaction_timeout" in v or "retry_count" in v) and retry >= timeout:
+        key = "retry_count" if "retry_count" in v else "transaction_timeout"
+        ctx.err(
+            where[key],
+            "E-TUNABLE",
+            f"{role}: retry_count {retry} must be below transaction_timeout {timeout} "
+            "(lnet/lnet/api-ni.c refuses it)",
+        )
+    if "peer_credits" in v:
+        pc = v["peer_credits"]
+        if "credits" in v and pc > v["credits"]:
+            ctx.err(
+                where["peer_credits"],
+                "E-TUNABLE",
+                f"{role}: peer_credits {pc} is above credits {v['credits']}; the LND would "
+                "silently use credits instead",
+            )
+        lo, hi = O2IB_PEER_CREDITS
+        if o2ib and not lo <= pc <= hi:
+            ctx.err(
+                where["peer_credits"],
+                "E-TUNABLE",
+                f"{role}: peer_credits {pc} is outside {lo}-{hi}, which o2iblnd clamps it to "
+                "(lnet/klnds/o2iblnd/o2iblnd_modparams.c); another value would run",
+            )
+
+
+__all__ = ["ROLES", "check_tunables"]

@@ -1,0 +1,362 @@
+"""LNet tunables a routed deployment sets: their names, kernel defaults and ranges (with the
+lustre-release source of each), where each goes in lnetctl YAML and in modprobe options, and
+the settings of one host (:func:`host_settings`).
+
+One flat vocabulary serves the inventory, the emitters and the live readers, so ``diff``
+compares like with like:
+
+* lnet-wide settings by name (``transaction_timeout``, ``tiny_router_buffers``...);
+* per-NI settings per LND, ``<lnd>.<name>`` (``o2ib.peer_credits``): lnetctl YAML puts them in
+  each NI's ``tunables:``, modprobe in the LND module's options (``options ko2iblnd ...``).
+
+Only what the inventory sets is written, except ``drop_asym_route: 1``, written on every host
+when the plan's route symmetry is proven (:func:`symmetric`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from lnetgen.model import Site
+from lnetgen.plan import Plan, check_guarantees
+
+#: Version of lustre-release the defaults and ranges were read from.
+SOURCE_VERSION = "lustre-release 2.17.57 (master, commit c881f8ebcb)"
+INT_MAX = 2**31 - 1
+UINT_MAX = 2**32 - 1
+
+
+@dataclass(frozen=True)
+class Tunable:
+    name: str  # inventory key and canonical name
+    default: str  # the kernel's default, as documented
+    source: str  # file (and symbol) in lustre-release
+    lo: int
+    hi: int
+    yaml: tuple[str, str]  # (section, key) in lnetctl YAML; ("", "") when it has none
+    module: str  # modprobe parameter ("" when none); per-NI ones go to the LND module
+    per_ni: bool = False
+    router_only: bool = False
+
+
+TUNABLES: tuple[Tunable, ...] = (
+    Tunable(
+        "peer_credits",
+        "8 (o2ib, tcp), 16 (gni)",
+        "include/linux/lnet/lib-lnet.h DEFAULT_PEER_CREDITS; lnet/klnds/gnilnd/gnilnd_modparams.c",
+        1,
+        255,
+        ("tunables", "peer_credits"),
+        "peer_credits",
+        per_ni=True,
+    ),
+    Tunable(
+        "credits",
+        "256 (o2ib, tcp), 256/64 (gni)",
+        "include/linux/lnet/lib-lnet.h DEFAULT_CREDITS; lnet/klnds/gnilnd/gnilnd.h",
+        1,
+        INT_MAX,
+        ("tunables", "credits"),
+        "credits",
+        per_ni=True,
+    ),
+    Tunable(
+        "peer_buffer_credits",
+        "0 (the LND's own)",
+        "lnet/lnet/router.c peer_buffer_credits, lnet_peer_buffer_credits()",
+        0,
+        INT_MAX,
+        ("tunables", "peer_buffer_credits"),
+        "peer_buffer_credits",
+        per_ni=True,
+    ),
+    Tunable(
+        "tiny_router_buffers",
+        "0: 512 x 4 per CPT (LNET_NRB_TINY)",
+        "lnet/lnet/router.c LNET_NRB_TINY, lnet_nrb_tiny_calculate()",
+        0,
+        INT_MAX,
+        ("buffers", "tiny"),
+        "tiny_router_buffers",
+        router_only=True,
+    ),
+    Tunable(
+        "small_router_buffers",
+        "0: 4096 x 4 per CPT (LNET_NRB_SMALL)",
+        "lnet/lnet/router.c LNET_NRB_SMALL, lnet_nrb_small_calculate()",
+        0,
+        INT_MAX,
+        ("buffers", "small"),
+        "small_router_buffers",
+        router_only=True,
+    ),
+    Tunable(
+        "large_router_buffers",
+        "0: 256 x 4 per CPT (LNET_NRB_LARGE)",
+        "lnet/lnet/router.c LNET_NRB_LARGE, lnet_nrb_large_calculate()",
+        0,
+        INT_MAX,
+        ("buffers", "large"),
+        "large_router_buffers",
+        router_only=True,
+    ),
+    Tunable(
+        "check_routers_before_use",
+        "0",
+        "lnet/lnet/router.c check_routers_before_use",
+        0,
+        1,
+        ("", ""),
+        "check_routers_before_use",
+    ),
+    Tunable(
+        "alive_router_check_interval",
+        "60 (seconds; 0 disables)",
+        "lnet/lnet/router.c alive_router_check_interval",
+        0,
+        INT_MAX,
+        ("", ""),
+        "alive_router_check_interval",
+    ),
+    Tunable(
+        "router_ping_timeout",
+        "50 (seconds)",
+        "lnet/lnet/router.c router_ping_timeout",
+        1,
+        INT_MAX,
+        ("", ""),
+        "router_ping_timeout",
+    ),
+    Tunable(
+        "transaction_timeout",
+        "150 (seconds; must exceed retry_count)",
+        "lnet/lnet/api-ni.c LNET_TRANSACTION_TIMEOUT_DEFAULT, transaction_to_set()",
+        1,
+        UINT_MAX,
+        ("global", "transaction_timeout"),
+        "lnet_transaction_timeout",
+    ),
+    Tunable(
+        "retry_count",
+        "2 (must stay below transaction_timeout)",
+        "lnet/lnet/api-ni.c LNET_RETRY_COUNT_DEFAULT, retry_count_set()",
+        0,
+        UINT_MAX,
+        ("global", "retry_count"),
+        "lnet_retry_count",
+    ),
+    Tunable(
+        "drop_asym_route",
+        "0",
+        "lnet/lnet/api-ni.c lnet_drop_asym_route",
+        0,
+        1,
+        ("global", "drop_asym_route"),
+        "lnet_drop_asym_route",
+    ),
+)
+BY_NAME = {t.name: t for t in TUNABLES}
+#: Keys the inventory may set (drop_asym_route is lnetgen's to decide).
+SETTABLE = tuple(t.name for t in TUNABLES if t.name != "drop_asym_route")
+#: o2iblnd clamps peer_credits to [IBLND_CREDITS_DEFAULT, IBLND_CREDITS_MAX]
+#: (lnet/klnds/o2iblnd/o2iblnd_modparams.c, o2iblnd.h): outside, another value would run.
+O2IB_PEER_CREDITS = (8, 255)
+DEFAULT_RETRY_COUNT, DEFAULT_TRANSACTION_TIMEOUT = 2, 150
+#: LND kernel module of each LND (modprobe options for per-NI tunables).
+LND_MODULES = {
+    "o2ib": "ko2iblnd",
+    "tcp": "ksocklnd",
+    "gni": "kgnilnd",
+    "kfi": "kkfilnd",
+    "efa": "kefalnd",
+}
+#: Key order of an NI's ``tunables:`` as ``lnetctl export`` prints them.
+NI_ORDER = ("peer_credits", "peer_buffer_credits", "credits")
+BUFFER_ORDER = ("tiny", "small", "large")
+
+
+def lnd_module(lnd: str) -> str:
+    return LND_MODULES.get(lnd, f"k{lnd}lnd")
+
+
+@dataclass(frozen=True)
+class HostSettings:
+    """One host's settings in the flat vocabulary, plus how to write them."""
+
+    values: Mapping[str, int]  # name or "<lnd>.<name>" -> value
+    lnds: tuple[str, ...]
+
+    def ni(self, lnd: str) -> dict[str, int]:
+        """The ``tunables:`` of an NI of ``lnd``, in export order."""
+        return {k: self.values[f"{lnd}.{k}"] for k in NI_ORDER if f"{lnd}.{k}" in self.values}
+
+    def buffers(self) -> dict[str, int]:
+        return {
+            k: self.values[f"{k}_router_buffers"]
+            for k in BUFFER_ORDER
+            if f"{k}_router_buffers" in self.values
+        }
+
+    def globals(self) -> dict[str, int]:
+        """``global:`` keys in an order the kernel accepts one at a time."""
+        keys = ["drop_asym_route", *_timeout_order(self.values)]
+        return {k: self.values[k] for k in keys if k in self.values}
+
+    def lnet_options(self) -> list[tuple[str, int]]:
+        """``options lnet`` parameters (the networks/routes/forwarding ones aside)."""
+        out = []
+        order = [t.name for t in TUNABLES if not t.per_ni and t.name not in _TIMEOUTS]
+        order[order.index("drop_asym_route") : order.index("drop_asym_route")] = _timeout_order(
+            self.values
+        )
+        for name in order:
+            if name in self.values:
+                out.append((BY_NAME[name].module, self.values[name]))
+        for lnd in self.lnds:
+            key = f"{lnd}.peer_buffer_credits"
+            if key in self.values:
+                out.append(("peer_buffer_credits", self.values[key]))
+                break
+        return out
+
+    def lnd_options(self) -> list[tuple[str, list[tuple[str, int]]]]:
+        """``options <module>`` lines for the LNDs of this host that have settings."""
+        out = []
+        for lnd in self.lnds:
+            params = [
+                (k, self.values[f"{lnd}.{k}"])
+                for k in ("peer_credits", "credits")
+                if f"{lnd}.{k}" in self.values
+            ]
+            if params:
+                out.append((lnd_module(lnd), params))
+        return out
+
+
+_TIMEOUTS = ("transaction_timeout", "retry_count")
+
+
+def _timeout_order(values: Mapping[str, int]) -> list[str]:
+    """The kernel checks each against the current value of the other (api-ni.c): a timeout
+    above the default retry count goes first, else the retry count does."""
+    timeout = values.get("transaction_timeout")
+    if timeout is not None and timeout <= DEFAULT_RETRY_COUNT:
+        return ["retry_count", "transaction_timeout"]
+    return ["transaction_timeout", "retry_count"]
+
+
+#: The kernel's defaults where they are one number (lustre-release, see ``TUNABLES``): a
+#: dump that shows one of these the plan does not set is not a difference.
+KERNEL_DEFAULTS: dict[str, int] = {
+    "transaction_timeout": DEFAULT_TRANSACTION_TIMEOUT,
+    "retry_count": DEFAULT_RETRY_COUNT,
+    "drop_asym_route": 0,
+    "check_routers_before_use": 0,
+    "alive_router_check_interval": 60,
+    "router_ping_timeout": 50,
+    "tiny_router_buffers": 0,
+    "small_router_buffers": 0,
+    "large_router_buffers": 0,
+    **{f"{lnd}.peer_credits": 8 for lnd in ("o2ib", "tcp")},
+    **{f"{lnd}.credits": 256 for lnd in ("o2ib", "tcp")},
+    **{f"{lnd}.peer_buffer_credits": 0 for lnd in LND_MODULES},
+}
+
+#: Names each kind of live dump can show (the others are not compared against it).
+YAML_SHOWN = frozenset(t.name for t in TUNABLES if t.yaml[0])
+MODPROBE_SHOWN = frozenset(t.name for t in TUNABLES if t.module)
+_BY_YAML = {t.yaml: t.name for t in TUNABLES if t.yaml[0]}
+_BY_MODULE = {t.module: t.name for t in TUNABLES if t.module and not t.per_ni}
+_LND_BY_MODULE = {m: lnd for lnd, m in LND_MODULES.items()}
+
+
+def from_yaml(section: str, values: Mapping[str, object]) -> dict[str, int]:
+    """``buffers:`` or ``global:`` of lnetctl YAML in the flat vocabulary (others ignored)."""
+    out = {}
+    for key, value in values.items():
+        name = _BY_YAML.get((section, key))
+        if name is not None and _is_int(value):
+            out[name] = int(str(value))
+    return out
+
+
+def from_ni(lnd: str, values: Mapping[str, object]) -> dict[str, int]:
+    """An NI's ``tunables:`` as ``<lnd>.<name>``."""
+    return {f"{lnd}.{k}": int(str(v)) for k, v in values.items() if k in NI_ORDER and _is_int(v)}
+
+
+def from_module(module: str, params: Mapping[str, str], lnds: Iterable[str]) -> dict[str, int]:
+    """modprobe options of ``module`` (``lnet`` or an LND module) in the flat vocabulary;
+    ``lnds``: the host's LNDs, which ``lnet peer_buffer_credits=`` applies to."""
+    out: dict[str, int] = {}
+    if module == "lnet":
+        for key, value in params.items():
+            if not _is_int(value):
+                continue
+            if key == "peer_buffer_credits":
+                out.update({f"{lnd}.peer_buffer_credits": int(value) for lnd in lnds})
+            elif key in _BY_MODULE:
+                out[_BY_MODULE[key]] = int(value)
+        return out
+    lnd = _LND_BY_MODULE.get(module)
+    if lnd is not None:
+        for key in ("peer_credits", "credits"):
+            if key in params and _is_int(params[key]):
+                out[f"{lnd}.{key}"] = int(params[key])
+    return out
+
+
+def _is_int(value: object) -> bool:
+    text = str(value).strip()
+    return text.lstrip("-").isdigit()
+
+
+def symmetric(plan: Plan) -> bool:
+    """True when the plan's route symmetry is proven: servers route back through exactly the
+    routers clients use, so ``drop_asym_route`` drops nothing."""
+    return not any(p.startswith("symmetry") for p in check_guarantees(plan, leaf_local=False))
+
+
+def host_settings(site: Site, role: str, nets: Iterable[str], sym: bool) -> HostSettings:
+    """The settings of a host of ``role`` on ``nets``: the inventory's (site-wide, then the
+    role's override), per-NI ones for each of its LNDs; ``drop_asym_route`` when ``sym``."""
+    lnds = tuple(dict.fromkeys(_lnd(n) for n in nets))
+    chosen = site.tunables.get(role, {}) if site.tunables else {}
+    values: dict[str, int] = {}
+    for name, value in chosen.items():
+        t = BY_NAME[name]
+        if t.router_only and role != "router":
+            continue
+        if t.per_ni:
+            for lnd in lnds:
+                values[f"{lnd}.{name}"] = value
+        else:
+            values[name] = value
+    if sym:
+        values["drop_asym_route"] = 1
+    return HostSettings(values, lnds)
+
+
+def _lnd(net: str) -> str:
+    return net.rstrip("0123456789")
+
+
+__all__ = [
+    "BY_NAME",
+    "LND_MODULES",
+    "MODPROBE_SHOWN",
+    "O2IB_PEER_CREDITS",
+    "SETTABLE",
+    "SOURCE_VERSION",
+    "TUNABLES",
+    "YAML_SHOWN",
+    "HostSettings",
+    "Tunable",
+    "from_module",
+    "from_ni",
+    "from_yaml",
+    "host_settings",
+    "lnd_module",
+    "symmetric",
+]
