@@ -18,7 +18,7 @@ CODES: dict[str, str] = {
     "E-YAML-KEY": "a mapping key is not a plain scalar",
     "E-YAML-MERGE": "YAML merge keys (<<) are not supported",
     "E-YAML-TAG": "an explicit YAML tag (!foo, !!python/...) is not supported",
-    "E-YAML-SIZE": "aliases expand the document beyond the size limit (alias bomb)",
+    "E-YAML-SIZE": "the document holds more than 500,000 values, or aliases expand it beyond that (alias bomb)",
     "E-YAML-DEPTH": "the document is nested too deeply",
     "E-YAML-NUMBER": "an unquoted number YAML 1.1 reads differently (010 is octal 8, 1:30 is 90)",
     "E-SCHEMA": "a value breaks the inventory schema (range, length, list size)",
