@@ -158,8 +158,9 @@ def verify(
     live: str | None = None,
     manifest: str | None = None,
     hosts: str | None = None,
+    ping: bool = False,
 ) -> VerifyResult:
     """Prove the generated tree ``out_dir`` (or the live dumps at ``live``) deployable, file
     system by file system (see ``lnetgen.verify.verify``); returns a
     ``lnetgen.verify.VerifyResult``.  Raises ``InputError`` on unusable input."""
-    return _verify(out_dir, live=live, manifest=manifest, hosts=hosts)
+    return _verify(out_dir, live=live, manifest=manifest, hosts=hosts, ping=ping)

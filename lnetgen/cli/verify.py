@@ -66,7 +66,9 @@ def command(
     from lnetgen.verify import format_text, to_dict
     from lnetgen.write import write_file
 
-    result = verify(out_dir, live=live_path, manifest=manifest, hosts=hosts)
+    result = verify(
+        out_dir, live=live_path, manifest=manifest, hosts=hosts, ping=ping_plan is not None
+    )
     if ping_plan:
         write_file(ping_plan, "\n".join(result.ping) + "\n")
     if fmt == "json":

@@ -15,6 +15,9 @@ from lnetgen.verify.world import Endpoint, World
 DIRECT, HOLD, BACKUP, BROKEN, NONE = "direct", "hold", "backup", "broken", "none"
 
 
+_RANK = {DIRECT: 0, HOLD: 0, BACKUP: 1, BROKEN: 2, NONE: 3}
+
+
 def net_of(nid: str) -> str:
     return nid.rpartition("@")[2]
 
@@ -66,6 +69,7 @@ class Prover:
         self.world = world
         self._verdicts: dict[str, dict[str, list[RouteVerdict]]] = {}
         self._reach: dict[tuple[str, str], Reach] = {}
+        self._any: dict[tuple[str, tuple[str, ...]], tuple[int, Reach | None]] = {}
 
     def _judge(self, ep: Endpoint, net: str, gw: str, hop: int, prio: int) -> RouteVerdict:
         problems: list[tuple[str, str]] = []
@@ -154,10 +158,14 @@ class Prover:
     def reach_any(self, ep: Endpoint, nids: tuple[str, ...]) -> tuple[str, Reach | None]:
         """The best way ``ep`` reaches one of ``nids`` (direct/hold first, in ``nids``
         order): (NID, reach); ("", None) when ``nids`` is empty."""
-        best: tuple[str, Reach | None] = ("", None)
-        rank = {DIRECT: 0, HOLD: 0, BACKUP: 1, BROKEN: 2, NONE: 3}
-        for nid in nids:
-            r = self.reach(ep, net_of(nid))
-            if best[1] is None or rank[r.status] < rank[best[1].status]:
-                best = (nid, r)
-        return best
+        nets = tuple(net_of(nid) for nid in nids)
+        key = (ep.name, nets)
+        got = self._any.get(key)
+        if got is None:
+            got = (-1, None)
+            for i, net in enumerate(nets):
+                r = self.reach(ep, net)
+                if got[1] is None or _RANK[r.status] < _RANK[got[1].status]:
+                    got = (i, r)
+            self._any[key] = got
+        return (nids[got[0]], got[1]) if got[1] is not None else ("", None)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -56,7 +57,19 @@ class Endpoint:
     @property
     def first_host(self) -> str:
         """The first member (the sample host of a ping plan)."""
-        return str(next(iter(nodes.nodeset(self.hosts))))
+        return first_member(self.hosts)
+
+
+def first_member(folded: str) -> str:
+    """The first name of a folded node set, without expanding it (``nid[00001-00096],x`` ->
+    ``nid00001``): the first piece, each bracket replaced by its first number."""
+    depth, end = 0, len(folded)
+    for i, ch in enumerate(folded):
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            end = i
+            break
+    return re.sub(r"\[([0-9]+)[^\]]*\]", r"\1", folded[:end])
 
 
 @dataclass
