@@ -38,7 +38,7 @@ class DeclaredChecker:
         self.world, self.manifest, self.out, self.loc = world, manifest, out, loc
 
     def _at(self, fs: FileSystem, *needles: str) -> int:
-        return self.manifest.line_of(f'"{fs.name}"', *needles)
+        return self.manifest.line_of('"filesystems"', f'"{fs.name}":', *needles)
 
     def _report(self, code: str, fs: FileSystem, line: int, path: str, message: str) -> None:
         self.out.add(code, self.manifest.path, line, 1, f"$.filesystems.{fs.name}{path}", message)

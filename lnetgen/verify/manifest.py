@@ -81,7 +81,7 @@ class Manifest:
 
     def line_of(self, *needles: str) -> int:
         """The line of the first ``needles[-1]`` found after each earlier needle in turn
-        (``line_of('"scratch"', '"mgs_nids"', nid)``); 0 when one is missing."""
+        (``line_of('"filesystems"', '"scratch":', nid)``); 0 when one is missing."""
         pos = 0
         for n in needles:
             found = self.text.find(n, pos)

@@ -151,8 +151,8 @@ class PairChecker:
                 place.line,
                 place.col,
                 place.path,
-                f"router {router} does not forward (no routing enable), yet routes use it as "
-                f"gateway {gw}",
+                f"router {router} does not forward (routing not enabled), yet routes use it as "
+                "a gateway",
             )
             return
         place = self.loc.route(ep.file, net, gw)
@@ -268,7 +268,9 @@ class PairChecker:
                 r = self.prover.reach(c, net_of(nid))
                 if r.ok:
                     continue
-                line = self.manifest.line_of(f'"{p.fs.name}"', '"mgs_nids"', f'"{nid}"')
+                line = self.manifest.line_of(
+                    '"filesystems"', f'"{p.fs.name}":', '"mgs_nids"', f'"{nid}"'
+                )
                 self.out.add(
                     "V-MOUNT-UNREACHABLE",
                     self.manifest.path,
