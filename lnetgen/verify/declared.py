@@ -144,9 +144,12 @@ class DeclaredChecker:
                 for m in _MKFS_NIDS.finditer(t.mkfs):
                     opt = m.group(1)
                     for nid in _split_nids(m.group(2)):
+                        bad = nid not in (fs.mgs_nids if opt == "mgsnode" else allowed)
+                        if not bad:
+                            continue
                         line = self._at(fs, f'"name": "{t.name}"')
                         where = f".servers[{i}].targets"
-                        if opt == "mgsnode" and nid not in fs.mgs_nids:
+                        if opt == "mgsnode":
                             self._report(
                                 "V-MGS",
                                 fs,
@@ -155,7 +158,7 @@ class DeclaredChecker:
                                 f"{fs.name}: {t.name} --mgsnode {nid} is not an MGS NID "
                                 f"({', '.join(fs.mgs_nids)})",
                             )
-                        elif opt != "mgsnode" and nid not in allowed:
+                        else:
                             self._report(
                                 "V-NID-NOT-CLIENT",
                                 fs,

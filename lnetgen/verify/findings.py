@@ -69,14 +69,15 @@ class Count:
     backup_only: int = 0
     fail: int = 0
 
-    def add(self, status: str) -> None:
-        self.pairs += 1
+    def add(self, status: str, n: int = 1) -> None:
+        """Count ``n`` pairs of ``status`` (``hold``, ``backup`` or ``fail``)."""
+        self.pairs += n
         if status == "hold":
-            self.hold += 1
+            self.hold += n
         elif status == "backup":
-            self.backup_only += 1
+            self.backup_only += n
         else:
-            self.fail += 1
+            self.fail += n
 
 
 @dataclass

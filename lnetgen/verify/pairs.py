@@ -212,18 +212,11 @@ class PairChecker:
                 if not (scoped(c) or scoped(sep)):
                     continue
                 self._client_to_server(p, c, s, sep)
-        for a_spec, a in p.servers:
-            for b_spec, b in p.servers:
-                if a is b or not (scoped(a) or scoped(b)):
-                    continue
-                nid, r = self.prover.reach_any(a, b_spec.nids)
-                p.counts[KINDS[1]].add(_status(r))
-                if r is None or not r.ok or r.status == BACKUP:
-                    self._fail(a, KINDS[1], r, b.name, net_of(nid) if nid else "?")
-                if r is not None and r.ok:
-                    p.server_nid[(a_spec.name, b_spec.name)] = nid
-                    if r.status != DIRECT:
-                        self.symmetric(a, r, b)
+        by_nets: dict[tuple[str, ...], list[tuple[Server, Endpoint]]] = {}
+        for b_spec, b in p.servers:
+            by_nets.setdefault(tuple(net_of(n) for n in b_spec.nids), []).append((b_spec, b))
+        for _a_spec, a in p.servers:
+            self._server_to_servers(p, a, by_nets)
             for c in p.clients:
                 if not (scoped(a) or scoped(c)):
                     continue
@@ -232,6 +225,29 @@ class PairChecker:
                 p.counts[KINDS[2]].add(_status(r))
                 if r is None or not r.ok or r.status == BACKUP:
                     self._fail(a, KINDS[2], r, c.name, r.net if r else "(no client net)")
+
+    def _server_to_servers(
+        self, p: FsProof, a: Endpoint, by_nets: dict[tuple[str, ...], list[tuple[Server, Endpoint]]]
+    ) -> None:
+        """``a`` reaches every other server (any of its NIDs); servers whose NIDs are on the
+        same nets are reached alike, so each such group is judged once."""
+        scoped = self.world.in_scope
+        for members in by_nets.values():
+            others = [(s, e) for s, e in members if e is not a and (scoped(a) or scoped(e))]
+            if not others:
+                continue
+            first = others[0][0].nids
+            nid, r = self.prover.reach_any(a, first)
+            index = first.index(nid) if nid else 0
+            status = _status(r)
+            p.counts[KINDS[1]].add(status, len(others))
+            for b_spec, b in others:
+                if status != "hold":
+                    self._fail(a, KINDS[1], r, b.name, net_of(b_spec.nids[index]))
+                if r is not None and r.ok:
+                    p.server_nid[(a.hosts, b_spec.name)] = b_spec.nids[index]
+                    if r.status != DIRECT:
+                        self.symmetric(a, r, b)
 
     def _client_to_server(self, p: FsProof, c: Endpoint, s: Server, sep: Endpoint) -> None:
         results = [(nid, self.prover.reach(c, net_of(nid))) for nid in s.client_nids]
