@@ -484,3 +484,10 @@ def test_output_is_deterministic_and_codes_are_documented(tree: Path) -> None:
     doc = (ROOT / "docs/verify.md").read_text()
     assert [c for c in CODES if f"`{c}`" not in doc] == []
     assert "verify" in CliRunner().invoke(main, ["--help"]).output
+
+
+def test_two_hosts_claim_one_nid(tree: Path) -> None:
+    edit(tree / "ansible/host_vars/rtr02/lnet.yml", "ip: 10.10.0.2", "ip: 10.10.0.1")
+    [d] = findings(verify(str(tree)), "V-DUP-NID")
+    assert "rtr01" in d.message and "rtr02" in d.message
+    assert d.file == str(tree / "ansible/host_vars/rtr02/lnet.yml")

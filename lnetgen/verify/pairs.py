@@ -40,6 +40,14 @@ class FsProof:
     server_nid: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
+def _folded(names: set[str]) -> str:
+    """``names`` as one folded node set; a plain list when one is not a host name (the
+    groups of live clients, ``clients-gni#2``)."""
+    if all(nodes.HOSTNAME_RE.match(n) for n in names):
+        return nodes.fold(sorted(names))
+    return ", ".join(sorted(names))
+
+
 def _status(r: Reach | None) -> str:
     if r is None or not r.ok:
         return "fail"
@@ -81,7 +89,8 @@ class PairChecker:
             ep = self.world.endpoints[name]
             nets = sorted(f.nets)
             shown = ", ".join(nets[:6]) + (f" and {len(nets) - 6} more" if len(nets) > 6 else "")
-            dests = nodes.fold(sorted(f.dests))
+            dests = _folded(f.dests)
+            who = ep.name if ep.hosts == ep.name else f"{ep.name} ({ep.hosts})"
             if code == "V-NO-ROUTE":
                 why = f"no NI on and no route to {shown}"
                 place = self.loc.section(ep.file, "route")
@@ -99,10 +108,9 @@ class PairChecker:
                 place.line,
                 place.col,
                 place.path,
-                f"{kind}: {ep.name} ({ep.hosts}) cannot reach {dests}: {why}"
+                f"{kind}: {who} cannot reach {dests}: {why}"
                 if code != "V-BACKUP-ONLY"
-                else f"{kind}: {ep.name} ({ep.hosts}) reaches {dests} only at a worse "
-                f"priority: {why}",
+                else f"{kind}: {who} reaches {dests} only at a worse priority: {why}",
             )
         self._failures.clear()
 
