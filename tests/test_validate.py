@@ -213,7 +213,7 @@ def test_cli_exit_codes_and_json(monkeypatch: pytest.MonkeyPatch) -> None:
         ("empty-file", 1),
         ("binary-file", 1),
         ("yaml-syntax-bracket", 1),
-        ("file-is-directory", 1),
+        ("file-is-directory", 2),  # SITE must be a file: an input error
         ("schema-errors-and-meaning", 1),
         ("router-spread", 0),  # warnings only
     ],
@@ -226,8 +226,11 @@ def test_cli_never_a_traceback(case: str, code: int, monkeypatch: pytest.MonkeyP
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     assert result.exit_code == code, result.output
     assert "Traceback" not in result.output
-    summary = "valid" if code == 0 else "invalid"
-    assert f"site.yaml: {summary} (" in result.output
+    if code == 2:  # not an inventory at all: no verdict, the located reason
+        assert "site.yaml: error[E-FILE] $: is a directory" in result.output
+    else:
+        summary = "valid" if code == 0 else "invalid"
+        assert f"site.yaml: {summary} (" in result.output
 
 
 # ----------------------------------------------------------------------------- robustness
