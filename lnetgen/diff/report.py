@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from typing import Any
 
 from lnetgen.diff.result import (
@@ -106,8 +108,15 @@ def format_text(result: DiffResult) -> str:
     return "\n".join(out) + "\n"
 
 
+def clush_line(hosts: str, command: str) -> str:
+    """``clush -w NODESET 'command'``, quoted for a POSIX shell."""
+    return f"clush -w {shlex.quote(hosts)} {shlex.quote(command)}"
+
+
 def format_steps(steps: list[Step], result: DiffResult) -> str:
-    """``--plan-changes`` text: numbered steps, a node set and its commands (ends with \\n)."""
+    """``--plan-changes`` text: numbered steps, each saying whether it runs live or needs an
+    outage, then one ``clush -w NODESET 'command'`` line per command (comments stay comments;
+    ends with \n)."""
     out: list[str] = []
     if not steps:
         out.append("# nothing to change")
@@ -118,8 +127,8 @@ def format_steps(steps: list[Step], result: DiffResult) -> str:
                 out.append("")
             out.append(f"# step {s.number}: {s.title}")
             last = s.number
-        out.append(f"[{s.hosts}]  ({_count(s.count, 'host')})")
-        out.extend(f"  {c}" for c in s.commands)
+        out.append(f"# {s.hosts} ({_count(s.count, 'host')}): {s.outage or 'live'}")
+        out.extend(c if c.startswith("#") else clush_line(s.hosts, c) for c in s.commands)
     skipped = []
     if result.missing_count:
         skipped.append(f"missing {result.missing}")
@@ -173,6 +182,9 @@ def _step_dict(s: Step) -> dict[str, Any]:
         "hosts": s.hosts,
         "count": s.count,
         "commands": list(s.commands),
+        "live": not s.outage,
+        "outage": s.outage or None,
+        "clush": [clush_line(s.hosts, c) for c in s.commands if not c.startswith("#")],
     }
 
 
