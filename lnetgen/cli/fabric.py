@@ -27,6 +27,7 @@ from lnetgen.cli.common import print_diags as _print_diags
 if TYPE_CHECKING:
     from lnetgen.fabric.simulate import CheckRow
     from lnetgen.fabric.trace import Direction
+    from lnetgen.model import Site
 
 BOUND = 2.0  # the recommended layout's busiest leaf uplink may carry at most 2x the best case
 
@@ -126,6 +127,7 @@ def export(site: str, fmt: str, fabric: str | None, out: str | None) -> None:
 
     del fmt
     s, _warnings = load_site(site)
+    _known_fabric(s, fabric)
     text = export_ibsim(s, fabric)
     if out:
         write_file(out, text)
@@ -230,6 +232,7 @@ def check(site: str, fabric: str | None, keep: str | None, fmt: str) -> None:
         click.echo(f"fabric check skipped: {reason}", err=True)
         sys.exit(EXIT_OK)
     s, _warnings = load_site(site)
+    _known_fabric(s, fabric)
     try:
         # OpenSM and ibsim run in that directory: give them an absolute path
         rows = simulate.check(s, fabric, keep=os.path.abspath(keep) if keep else None)
@@ -290,6 +293,22 @@ def report_lines(rows: list[CheckRow]) -> list[str]:
         for err in r.log_errors[:3]:
             out.append(f"   opensm: {err}")
     return out
+
+
+def _known_fabric(site: Site, name: str | None) -> None:
+    """``--fabric NAME`` must name a fabric of the site (a usage error otherwise)."""
+    from lnetgen.diagnostics import UsageError, usage
+
+    known = [f.name for f in site.fabrics]
+    if name is not None and name not in known:
+        raise UsageError(
+            [
+                usage(
+                    "--fabric",
+                    f"site {site.name} has no fabric {name!r} (known: {', '.join(known)})",
+                )
+            ]
+        )
 
 
 def _busiest(d: Direction) -> tuple[str, int, int] | None:
