@@ -31,6 +31,7 @@ __all__ = [
     "solve_site",
     "validate",
     "write_output",
+    "write_tree",
 ]
 
 

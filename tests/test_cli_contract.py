@@ -221,6 +221,26 @@ CASES: list[tuple[str, list[str], int, bool]] = [
     ("report-invalid", ["report", "{d}/bad.yaml", "--out", "{d}/r2.html"], 1, False),
     ("report-usage", ["report", "{d}/site.yaml", "--max-slices", "-1"], 2, False),
     ("report-input", ["report", "{d}/nosuch.yaml"], 2, False),
+    # collect (ClusterShell's exec worker in place of ssh)
+    (
+        "collect-ok",
+        ["collect", "h[1-2]", "-o", "{d}/c1", "--exec", "--command", "echo net: #%h"],
+        0,
+        False,
+    ),
+    (
+        "collect-findings",
+        ["collect", "h[1-2]", "-o", "{d}/c2", "--exec", "--command", "false %h"],
+        1,
+        False,
+    ),
+    ("collect-usage", ["collect", "h[1-", "-o", "{d}/c3"], 2, False),
+    (
+        "collect-input",
+        ["collect", "h1", "-o", "{d}/site.yaml", "--exec", "--command", "echo %h"],
+        2,
+        False,
+    ),
     # fabric
     (
         "fabric-export-ok",

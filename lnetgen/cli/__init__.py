@@ -240,3 +240,6 @@ for _cmd in _analyze.COMMANDS:
 from lnetgen.cli import report as _report  # noqa: E402
 
 main.add_command(_report.command)
+from lnetgen.cli import collect as _collect  # noqa: E402
+
+main.add_command(_collect.command)

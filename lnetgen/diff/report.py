@@ -59,7 +59,7 @@ def format_text(result: DiffResult) -> str:
     """The human-readable report (ends with a newline)."""
     out: list[str] = []
     src = result.live_path
-    if result.generated:
+    if result.generated and result.generated.get("site"):  # (lnetgen collect writes none)
         gen = result.generated
         src += (
             f" (lnetgen output for site {gen.get('site', '?')}, strategy "
