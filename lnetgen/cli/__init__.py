@@ -50,17 +50,25 @@ def main() -> None:
 def validate(site: str, fmt: str) -> None:
     """Check an inventory: schema, then meaning.  Exit 0 valid, 1 errors, 2 usage (a
     missing, unreadable or directory SITE, a bad option)."""
-    from lnetgen.inventory import check
+    import json
 
-    _site, diags = check(site)
+    from lnetgen.inventory import check_acknowledged
+
+    _site, diags, acked = check_acknowledged(site)
     if fmt == "json":
-        click.echo(to_json(diags))
+        doc = json.loads(to_json(diags))
+        doc["acknowledged"] = [d.as_dict() for d in acked]
+        click.echo(json.dumps(doc, indent=2, sort_keys=True))
     else:
         _print_diags(diags, err=False)
+        for d in acked:  # accepted by the inventory's acknowledge: entries, still listed here
+            click.echo(d.format().replace(f"warning[{d.code}]", f"acknowledged[{d.code}]", 1))
         nerr = len(errors(diags))
         nwarn = len(diags) - nerr
+        tail = f", {len(acked)} acknowledged" if acked else ""
         click.echo(
-            f"{site}: {'valid' if not nerr else 'invalid'} ({nerr} error(s), {nwarn} warning(s))"
+            f"{site}: {'valid' if not nerr else 'invalid'} ({nerr} error(s), {nwarn} "
+            f"warning(s){tail})"
         )
     sys.exit(EXIT_FINDINGS if errors(diags) else EXIT_OK)
 

@@ -53,7 +53,7 @@ def read_net(ctx: Context, text: str, path: Path) -> nodes.Net | None:
 
 
 def _did_you_mean(lnd: str) -> str:
-    """"did you mean gni?" for a typo: the same letters in another order (``gin``), else the
+    """ "did you mean gni?" for a typo: the same letters in another order (``gin``), else the
     closest current LND; else the list (the message already names the known LNDs)."""
     typo = lnd.lower()
     same = [k for k in sorted(nodes.LNDS) if sorted(k) == sorted(typo)]
