@@ -235,7 +235,7 @@ def _director_entry(
         names_used.add(lname)
         ups = sum(1 for lk in n.links if lk.peer in spine_ids)
         hp = _host_ports(n, by_id)
-        ports = n.ports - ups if hp and max(hp) <= n.ports - ups else n.ports
+        ports = n.ports - ups if max(hp, default=0) <= n.ports - ups else n.ports
         leaf_entries.append(
             {"name": lname, "ports": ports, "uplinks": ups, "guid": guid_str(n.guid)}
         )
