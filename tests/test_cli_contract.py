@@ -368,3 +368,12 @@ def test_no_option_value_ends_in_a_traceback(
     assert r.exit_code in (0, 1, 2), r.output
     if "--format" in args and r.stdout.strip():
         json.loads(r.stdout)
+
+
+def test_shell_completion_offers_commands_and_strategies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README documents click's completion; --strategy completes to the layouts."""
+    monkeypatch.setenv("_LNETGEN_COMPLETE", "bash_complete")
+    monkeypatch.setenv("COMP_WORDS", "lnetgen solve x -s ne")
+    monkeypatch.setenv("COMP_CWORD", "4")
+    r = CliRunner().invoke(main, [], prog_name="lnetgen")
+    assert r.exit_code == 0 and r.stdout.split() == ["plain,nearest-neighbor"]

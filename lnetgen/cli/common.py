@@ -184,12 +184,21 @@ def _strategy(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     return value
 
 
+def _complete_strategy(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """Shell completion of ``--strategy``: the registered layouts."""
+    del ctx, param
+    from lnetgen.solve import strategy_names
+
+    return [n for n in strategy_names() if n.startswith(incomplete)]
+
+
 STRATEGY_OPT = click.option(
     "--strategy",
     "-s",
     default=None,
     metavar="NAME",
     callback=_strategy,
+    shell_complete=_complete_strategy,
     help="layout (see `lnetgen strategies`); default: the inventory's strategy.default",
 )
 
