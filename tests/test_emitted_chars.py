@@ -44,7 +44,8 @@ Per format (chosen from what each consumer treats specially):
     or ``disabled``.  No ``"`` inside a value, no ``$``, backtick or ``\\`` (modprobe runs
     ``install`` lines in a shell), no ``#``.
 ``routes/*.csv`` (spreadsheets, scripts)
-    RFC 4180 as written by lnetgen: the fields of every row, unquoted, are printable ASCII
+    RFC 4180 as written by lnetgen, starting with the column names (no comment line: provenance
+    is in manifest.json): the fields of every row, unquoted, are printable ASCII
     without ``"``, ``\\``, ``$``, backtick or a leading ``=+-@`` (spreadsheet formulas); the
     ``members`` column is a NODESET, ``net`` a NET, ``gateway`` a NID, numbers are digits.
 ``opensm/**/*_guid_file`` (OpenSM reads the first token of a line as a GUID)
@@ -344,9 +345,12 @@ def problems(rel: str, text: str) -> list[str]:
         out.append(f"header {first!r}")
 
     static = STATIC_ANSIBLE / rel[len("ansible/") :] if rel.startswith("ansible/") else None
-    if static is not None and static.is_file():
-        if static.read_text(encoding="utf-8") != text:
+    if static is not None and static.is_file():  # the header line, then the shipped file
+        head, _, rest = text.partition("\n")
+        if static.read_text(encoding="utf-8") != rest:
             out.append("differs from the shipped role file it should copy")
+        if not (_full("# " + HEADER, head) or _full("{# " + HEADER + " #}", head)):
+            out.append(f"first line is not the header: {head!r}")
         return out
     name = parts[-1]
     if rel in ("plan.json", "manifest.json"):
@@ -355,8 +359,8 @@ def problems(rel: str, text: str) -> list[str]:
         out += _need_header(first) + _check_lnetctl(text)
     elif parts[0] == "modprobe" and name.endswith(".conf"):
         out += _need_header(first) + _check_modprobe(text)
-    elif parts[0] == "routes" and name.endswith(".csv"):
-        out += _need_header(first) + _check_csv(text)
+    elif parts[0] == "routes" and name.endswith(".csv"):  # the column names first, no comment
+        out += _check_csv(text) + ([f"first line {first!r}"] if first.startswith("#") else [])
     elif parts[0] == "opensm" and name.endswith("_guid_file"):
         out += _need_header(first) + _check_lines(text, _GUID_LINE)
     elif parts[0] == "opensm" and name == "opensm.conf":
@@ -467,10 +471,10 @@ _NETS = 'options lnet networks="gni(ipogif0)"'
         ("modprobe/a.conf", _HEAD + _NETS, "newline at the end"),
         ("modprobe/a.conf", _HEAD + _NETS + "\r\n", "control"),
         ("modprobe/a.conf", _HEAD + _NETS + "\x00\n", "control"),
-        ("routes/c.csv", _HEAD + "class,why\nc,\"=cmd|' /C calc'!A0\"\n", "why"),
-        ("routes/c.csv", _HEAD + 'class,gateway\nc,"1@gni; rm"\n', "gateway"),
-        ("routes/c.csv", _HEAD + 'class,why\nc,"a ""quoted"" word"\n', "why"),
-        ("routes/c.csv", _HEAD + "class,members\nc\n", "fields"),
+        ("routes/c.csv", "class,why\nc,\"=cmd|' /C calc'!A0\"\n", "why"),
+        ("routes/c.csv", 'class,gateway\nc,"1@gni; rm"\n', "gateway"),
+        ("routes/c.csv", 'class,why\nc,"a ""quoted"" word"\n', "why"),
+        ("routes/c.csv", "class,members\nc\n", "fields"),
         ("opensm/f/io_guid_file", _HEAD + "02c90300a00001\n", "line 2"),
         ("opensm/f/io_guid_file", _HEAD + "0x0002c90300a00001  a;b\n", "line 2"),
         ("opensm/f/opensm.conf", _HEAD + "routing_engine ftree; reboot\n", "line 2"),
@@ -482,7 +486,7 @@ _NETS = 'options lnet networks="gni(ipogif0)"'
         ("ansible/host_vars/h/lnet.yml", _HEAD + "lustre_lnet_module_routes: [gni]\n", "route"),
         ("ansible/host_vars/h/lnet.yml", _HEAD + "x:\n  gni0:\n    - interfaces: ['']\n", "''"),
         ("ansible/inventory.yml", _HEAD + "all:\n  hosts:\n    a;b:\n", "host name"),
-        ("ansible/site.yml", "- hosts: all\n", "shipped role file"),
+        ("ansible/site.yml", _HEAD + "- hosts: all\n", "shipped role file"),
         ("plan.json", '{"site": "a\\"b"}\n', "site"),
         ("manifest.json", "{\n", "JSON"),
         ("somewhere/new.txt", "x\n", "no alphabet"),
@@ -507,5 +511,5 @@ def test_checker_accepts_the_shapes_it_documents() -> None:
         "      hop: 1\n      priority: 0\n"
     )
     assert problems("lnetctl/clients-gni.yaml", lnetctl) == []
-    csv_text = _HEAD + 'class,members,gateway,why\nc,"n[1-2]",1@gni,"group a/L01#1: x; y"\n'
+    csv_text = 'class,members,gateway,why\nc,"n[1-2]",1@gni,"group a/L01#1: x; y"\n'
     assert problems("routes/clients.csv", csv_text) == []

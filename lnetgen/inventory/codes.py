@@ -70,5 +70,7 @@ CODES: dict[str, str] = {
     "W-NET-OVERLAP": "a client net or another file system's nets may fall in a storage net range",
     "W-NET-UNUSED": "a client net has neither clients nor routers",
     "W-FS-EMPTY": "a file system has no servers",
+    "E-ACK-CODE": "an acknowledge entry names a code that is no warning lnetgen gives",
+    "W-ACK-UNUSED": "an acknowledge entry matches no warning of the site (remove it)",
     "W-COORDS-UNUSED": "a router has torus coords but the client side is not a torus",
 }
