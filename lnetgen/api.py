@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from lnetgen import __version__
 from lnetgen.diagnostics import Diagnostic, InputError
 from lnetgen.emit import DEFAULT_FORMATS, REGISTRY, Context, OutFile
-from lnetgen.inventory import check, load_site
+from lnetgen.inventory import load_site
 from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.solve import solve as _solve
@@ -33,8 +33,11 @@ __all__ = [
 
 
 def validate(path: str) -> list[Diagnostic]:
-    """All diagnostics for an inventory (empty = valid without warnings)."""
-    return check(path)[1]
+    """All diagnostics for an inventory, its default strategy dry-solved (see
+    ``lnetgen.drysolve.dry_solve``); ``info`` notes say which other strategies apply."""
+    from lnetgen.drysolve import dry_solve
+
+    return dry_solve(path)[1]
 
 
 def solve_site(path: str, strategy: str | None = None) -> tuple[Site, Plan, list[Diagnostic]]:

@@ -85,6 +85,14 @@ def _number_nets(site: Site, specs: list[NetSpec]) -> list[str]:
     return names
 
 
+def net_names_for(site: Site, strategy: str) -> list[str]:
+    """The storage nets ``strategy`` designs for ``site``, numbered: the layout without the
+    routes or the guarantee proof.  Raises ``SolveError`` when the layout cannot be formed."""
+    if strategy not in REGISTRY:
+        raise solve_error(site, "E-STRATEGY", f"unknown strategy {strategy!r}")
+    return _number_nets(site, REGISTRY[strategy].design(site))
+
+
 def solve(site: Site, strategy: str | None = None) -> Plan:
     """Solve ``site`` with ``strategy`` (default: the inventory's ``strategy.default``).
 
@@ -185,9 +193,7 @@ def solve(site: Site, strategy: str | None = None) -> Plan:
 
     for fabric, snet in sorted(snets.items()):
         members = sorted(s.name for s in site.servers if s.fabric == fabric)
-        networks.append(
-            Network(snet, SERVER, tuple(members), why=f"server net of fabric {fabric}")
-        )
+        networks.append(Network(snet, SERVER, tuple(members), why=f"server net of fabric {fabric}"))
     classes = _client_classes(site, specs, net_names, rnid)
     plan = Plan(
         site=site.name,
@@ -307,14 +313,13 @@ def _client_classes(
             # a class on another interface than its net's default is told apart by it too
             other = f"\ninterface {iface}" if iface != clients.interfaces[k] else ""
             digest = hashlib.sha256(
-                ("\n".join(f"{r.net} {r.gateway} {r.hop} {r.priority}" for r in routes) + other)
-                .encode()
+                (
+                    "\n".join(f"{r.net} {r.gateway} {r.hop} {r.priority}" for r in routes) + other
+                ).encode()
             ).hexdigest()[:8]
             name = f"clients-{cnet_s}-{digest}"
         names = [clients.names[i] for i in members[c]]
-        out.append(
-            ClientClass(name, cnet_s, iface, nodes.fold(names), len(names), tuple(routes))
-        )
+        out.append(ClientClass(name, cnet_s, iface, nodes.fold(names), len(names), tuple(routes)))
     out.sort(key=lambda cc: (cc.net, cc.name))
     return tuple(out)
 

@@ -40,22 +40,26 @@ def main() -> None:
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 def validate(site: str, fmt: str) -> None:
-    """Check an inventory: schema, then meaning.  Exit 0 valid, 1 errors, 2 usage."""
+    """Check an inventory: schema, then meaning, then a dry solve of its default strategy
+    (other strategies are listed as notes).  Exit 0 valid, 1 errors, 2 usage."""
     import os
 
-    from lnetgen.inventory import check
+    from lnetgen.drysolve import dry_solve
 
     if not os.path.exists(site):
         raise click.BadParameter(f"{site}: no such file", param_hint="SITE")
-    _site, diags = check(site)
+    _site, diags = dry_solve(site)
     if fmt == "json":
         click.echo(to_json(diags))
     else:
         _print_diags(diags, err=False)
         nerr = len(errors(diags))
-        nwarn = len(diags) - nerr
+        nwarn = sum(1 for d in diags if d.severity == "warning")
+        ninfo = sum(1 for d in diags if d.severity == "info")
+        notes = f", {ninfo} note(s)" if ninfo else ""
         click.echo(
-            f"{site}: {'valid' if not nerr else 'invalid'} ({nerr} error(s), {nwarn} warning(s))"
+            f"{site}: {'valid' if not nerr else 'invalid'} "
+            f"({nerr} error(s), {nwarn} warning(s){notes})"
         )
     sys.exit(EXIT_FINDINGS if errors(diags) else EXIT_OK)
 

@@ -17,8 +17,8 @@ from lnetgen.inventory.fabrics import Fabrics, check_fabrics
 from lnetgen.inventory.fattree import fat_tree_places
 from lnetgen.inventory.filesystems import check_filesystems, check_served
 from lnetgen.inventory.guids import check_guid_ranges
-from lnetgen.inventory.lustre import check_lustre, server_nets
 from lnetgen.inventory.leaves import check_compute_leaves, check_storage_leaves
+from lnetgen.inventory.lustre import check_lustre, server_nets
 from lnetgen.inventory.nets import (
     ClientNets,
     check_client_net_use,

@@ -1,6 +1,7 @@
 """The ``filesystems`` section: the Lustre file systems the servers serve.
 
-Reads ``filesystems[]`` (``name``, ``net_base``, ``mgs``; the MGS is checked by ``lustre``).  Reports E-DUP-NAME for a name used twice and,
+Reads ``filesystems[]`` (``name``, ``net_base``, ``mgs``; the MGS is checked by ``lustre``).
+Reports E-DUP-NAME for a name used twice and,
 once the servers are known, W-FS-EMPTY for a file system none of them serves.
 Adds ``Site.filesystems``.
 """

@@ -92,7 +92,9 @@ def _mdts(ctx: Context, s: dict[str, Any], p: Path, seen: dict[str, int]) -> tup
     the MDS's position among its file system's MDS in inventory order (0, 1, ...)."""
     if s["role"] != "mds":
         if "mdts" in s:
-            ctx.err((*p, "mdts"), "E-MDTS", f"{s['name']} is an {s['role']}; only an MDS holds MDTs")
+            ctx.err(
+                (*p, "mdts"), "E-MDTS", f"{s['name']} is an {s['role']}; only an MDS holds MDTs"
+            )
         return ()
     k = seen.get(s["fs"], 0)
     seen[s["fs"]] = k + 1
