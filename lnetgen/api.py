@@ -10,12 +10,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lnetgen import __version__
-from lnetgen.diagnostics import Diagnostic, InputError
-from lnetgen.emit import DEFAULT_FORMATS, REGISTRY, Context, OutFile
-from lnetgen.inventory import check, load_site
+from lnetgen.diagnostics import Diagnostic, UsageError, usage
+from lnetgen.drysolve import dry_solve
+from lnetgen.emit import DEFAULT_FORMATS, REGISTRY, Context, OutFile, lustre
+from lnetgen.emit.readme import readme
+from lnetgen.inventory import load_site
 from lnetgen.model import Site
 from lnetgen.plan import Plan
+from lnetgen.planfile import read_plan, stale_plan
 from lnetgen.solve import solve as _solve
+from lnetgen.verify import VerifyResult
+from lnetgen.verify import verify as _verify
 from lnetgen.write import WriteResult, write_tree
 
 if TYPE_CHECKING:
@@ -24,23 +29,43 @@ if TYPE_CHECKING:
 __all__ = [
     "Generated",
     "generate",
+    "load_plan",
     "load_site",
     "render_files",
     "solve_site",
     "validate",
+    "verify",
     "write_output",
+    "write_tree",
 ]
 
 
 def validate(path: str) -> list[Diagnostic]:
-    """All diagnostics for an inventory (empty = valid without warnings)."""
-    return check(path)[1]
+    """All diagnostics for an inventory, its default strategy dry-solved (see
+    ``lnetgen.drysolve.dry_solve``); ``info`` notes say which other strategies apply."""
+    return dry_solve(path)[1]
 
 
 def solve_site(path: str, strategy: str | None = None) -> tuple[Site, Plan, list[Diagnostic]]:
     """Load, validate and solve; raises ``InputError`` on any error."""
     site, warnings = load_site(path)
     return site, _solve(site, strategy), warnings
+
+
+def load_plan(
+    path: str, strategy: str | None = None, plan_path: str | None = None, *, force: bool = False
+) -> tuple[Site, Plan, list[Diagnostic]]:
+    """The site, its plan and the warnings: solved, or read from ``plan_path`` (a reviewed
+    ``plan.json``) and checked against the site.  A plan solved from another version of the
+    inventory raises ``UsageError`` (``E-PLAN-STALE``), or with ``force`` is used with a
+    warning.  An invalid inventory raises ``InputError``."""
+    if plan_path and strategy:
+        raise UsageError([usage("--plan", "give --strategy or --plan, not both")])
+    plan = read_plan(plan_path) if plan_path else None
+    site, warnings = load_site(path)
+    if plan is None or plan_path is None:
+        return site, _solve(site, strategy), warnings
+    return site, plan, warnings + stale_plan(plan, site, plan_path, force=force)
 
 
 @dataclass
@@ -61,24 +86,13 @@ def parse_formats(text: str | None) -> tuple[list[str], bool]:
         return list(REGISTRY), True
     unknown = [t for t in items if t not in REGISTRY]
     if unknown:
-        raise InputError(
-            [
-                Diagnostic(
-                    "",
-                    0,
-                    0,
-                    "error",
-                    "E-USAGE",
-                    "$",
-                    f"unknown format(s) {', '.join(unknown)}; known: {', '.join(REGISTRY)}",
-                )
-            ]
-        )
+        known = ", ".join(REGISTRY)
+        raise UsageError([usage("--formats", f"unknown {', '.join(unknown)} (known: {known})")])
     return [f for f in REGISTRY if f in items], True
 
 
 def render_files(site: Site, plan: Plan, formats: Sequence[str], explicit: bool) -> Generated:
-    """Run the emitters and add ``plan.json`` and ``manifest.json``."""
+    """Run the emitters and add ``plan.json``, ``README.txt`` and ``manifest.json``."""
     gen = Generated(site, plan, [])
     for fmt in formats:
         ctx = Context(plan, site, explicit=explicit)
@@ -88,13 +102,25 @@ def render_files(site: Site, plan: Plan, formats: Sequence[str], explicit: bool)
             gen.skipped[fmt] = "; ".join(w.message for w in ctx.warnings) or "nothing to emit"
         gen.files.extend(files)
     gen.files.append(OutFile("plan.json", plan.to_json(), "plan", "", "site"))
-    gen.files.append(_manifest(plan, gen.files, formats, gen.skipped))
+    fss = lustre.filesystems(site, plan)
+    snets = lustre.server_nets(site, plan)
+    gen.files.append(readme(plan, gen.files, fss, snets))
+    gen.files.append(_manifest(site, plan, gen.files, formats, gen.skipped, fss, snets))
     return gen
 
 
 def _manifest(
-    plan: Plan, files: list[OutFile], formats: Sequence[str], skipped: dict[str, str]
+    site: Site,
+    plan: Plan,
+    files: list[OutFile],
+    formats: Sequence[str],
+    skipped: dict[str, str],
+    fss: list[lustre.FsDeploy],
+    snets: dict[str, str],
 ) -> OutFile:
+    """``manifest.json`` (documented by ``schemas/manifest.schema.json``)."""
+    all_fs = tuple(f.name for f in fss)
+    per_host = lustre.host_filesystems(site, plan)
     doc = {
         "lnetgen_version": __version__,
         "site": plan.site,
@@ -115,19 +141,30 @@ def _manifest(
                 "role": f.role,
                 "hosts": f.hosts,
                 "sha256": hashlib.sha256(f.content.encode()).hexdigest(),
+                "fs": lustre.file_filesystems(f.role, f.hosts, all_fs, per_host),
             }
             for f in sorted(files, key=lambda f: f.path)
         ],
+        "filesystems": {f.name: f.as_dict() for f in fss},
+        "server_nets": snets,
     }
     return OutFile(
         "manifest.json", json.dumps(doc, indent=1, sort_keys=True) + "\n", "manifest", "", "site"
     )
 
 
-def generate(path: str, strategy: str | None = None, formats: str | None = None) -> Generated:
-    """Load, validate, solve and render; nothing is written."""
+def generate(
+    path: str,
+    strategy: str | None = None,
+    formats: str | None = None,
+    plan_path: str | None = None,
+    *,
+    force: bool = False,
+) -> Generated:
+    """Load, validate, solve (or read the reviewed ``plan_path``, see ``load_plan``) and
+    render; nothing is written."""
     fmts, explicit = parse_formats(formats)
-    site, plan, warnings = solve_site(path, strategy)
+    site, plan, warnings = load_plan(path, strategy, plan_path, force=force)
     gen = render_files(site, plan, fmts, explicit)
     gen.warnings[:0] = warnings
     return gen
@@ -139,11 +176,27 @@ def write_output(gen: Generated, out: str, *, force: bool = False) -> WriteResul
     return write_tree(out, ((f.path, f.content) for f in gen.files), force=force)
 
 
-def diff(path: str, live_path: str, strategy: str | None = None) -> DiffResult:
-    """Solve the inventory at ``path`` and compare the plan with the live state at
-    ``live_path`` (see ``lnetgen.diff.diff``); returns a ``lnetgen.diff.DiffResult``."""
+def diff(
+    path: str, live_path: str, strategy: str | None = None, plan_path: str | None = None
+) -> DiffResult:
+    """Solve the inventory at ``path`` (or read ``plan_path``) and compare the plan with the
+    live state at ``live_path`` (see ``lnetgen.diff.diff``); returns a ``DiffResult``."""
     from lnetgen.diff import diff as _diff
     from lnetgen.live import read_live
 
-    site, plan, _warnings = solve_site(path, strategy)
+    site, plan, _warnings = load_plan(path, strategy, plan_path)
     return _diff(plan, read_live(live_path), site)
+
+
+def verify(
+    out_dir: str | None,
+    *,
+    live: str | None = None,
+    manifest: str | None = None,
+    hosts: str | None = None,
+    ping: bool = False,
+) -> VerifyResult:
+    """Prove the generated tree ``out_dir`` (or the live dumps at ``live``) deployable, file
+    system by file system (see ``lnetgen.verify.verify``); returns a
+    ``lnetgen.verify.VerifyResult``.  Raises ``InputError`` on unusable input."""
+    return _verify(out_dir, live=live, manifest=manifest, hosts=hosts, ping=ping)

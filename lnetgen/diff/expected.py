@@ -77,11 +77,11 @@ def expected_states(plan: Plan, site: Site | None = None) -> dict[str, Expected]
     for s in plan.servers:
         out[s.name] = Expected(
             SERVER,
-            {s.net: (s.interface,)},
+            {net: (s.interface,) for net in s.networks},
             server_routes.get(s.name, {}),
             False,
-            {s.net: s.nid},
-            tun(SERVER, [s.net]),
+            dict(zip(s.networks, s.nids, strict=True)),
+            tun(SERVER, s.networks),
         )
     return out
 

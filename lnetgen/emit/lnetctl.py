@@ -1,8 +1,9 @@
 """lnetctl YAML (/etc/lnet.conf for ``lnetctl import``), laid out as ``lnetctl export`` writes
 it: ``net:`` before ``route:``, one route entry per gateway NID with explicit ``hop`` and
 ``priority``, ``routing: enable: 1`` on routers.  Clients per class, routers and servers per
-host.  The inventory's tunables (:mod:`lnetgen.tunables`) go where ``lnetctl export`` prints
-them: each NI's ``tunables:``, ``buffers:`` after ``routing:``, and ``global:`` last (with
+host; a server lists its storage net, then its fabric's server net (same interface).  The
+inventory's tunables (:mod:`lnetgen.tunables`) go where ``lnetctl export`` prints them: each
+NI's ``tunables:``, ``buffers:`` after ``routing:``, and ``global:`` last (with
 ``drop_asym_route: 1`` when the plan's symmetry is proven).
 """
 
@@ -74,7 +75,7 @@ def emit(ctx: Context) -> list[OutFile]:
                 s.name,
                 "server",
                 s.name,
-                [{"net": s.net, "interface": s.interface}],
+                [{"net": net, "interface": s.interface} for net in s.networks],
                 routes.get(s.name, ()),
                 False,
             )

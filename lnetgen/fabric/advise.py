@@ -120,7 +120,7 @@ def check(
             part = [h for h in hs if h.attach.switch == sw.name]
             if not part:
                 continue
-            lay = layout(site, Fabric(fab.name, fab.role, (sw,), fab.opensm), part)
+            lay = layout(site, replace(fab, switches=(sw,)), part)
             sub = os.path.join(keep, fab.name, cand.key, sw.name) if keep else None
             rows.append(CheckRow(cand, sw.name, simulate(lay, files=files, keep=sub)))
     return rows

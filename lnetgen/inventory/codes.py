@@ -9,6 +9,9 @@ from __future__ import annotations
 #: Every diagnostic code ``check`` can return, with one line of meaning.
 CODES: dict[str, str] = {
     "E-FILE": "the inventory (or a file it names) cannot be read: missing, a directory, denied",
+    "E-NAME-RESERVED": (
+        "a router or server name starts with 'clients-', the prefix of client-class output files"
+    ),
     "E-FILE-SIZE": "the file is larger than the 32 MiB limit",
     "E-FILE-BINARY": "the file contains a NUL byte; it is not text",
     "E-FILE-ENCODING": "the file is not valid UTF-8",
@@ -18,7 +21,9 @@ CODES: dict[str, str] = {
     "E-YAML-KEY": "a mapping key is not a plain scalar",
     "E-YAML-MERGE": "YAML merge keys (<<) are not supported",
     "E-YAML-TAG": "an explicit YAML tag (!foo, !!python/...) is not supported",
-    "E-YAML-SIZE": "aliases expand the document beyond the size limit (alias bomb)",
+    "E-YAML-SIZE": (
+        "the document holds more than 500,000 values, or aliases expand it beyond that (alias bomb)"
+    ),
     "E-YAML-DEPTH": "the document is nested too deeply",
     "E-YAML-NUMBER": "an unquoted number YAML 1.1 reads differently (010 is octal 8, 1:30 is 90)",
     "E-SCHEMA": "a value breaks the inventory schema (range, length, list size)",
@@ -63,11 +68,19 @@ CODES: dict[str, str] = {
     "E-NODESET": "a node set does not parse or is too large",
     "E-FS-UNKNOWN": "a server names a file system not listed in filesystems",
     "E-OSTS": "OST indices on an MDS, or an OST range that does not parse",
+    "E-MDTS": "MDT indices on an OSS, an MDT range that does not parse, or no MDS serves MDT 0",
+    "E-DUP-MDT": "an MDT index is served by two MDS of one file system",
+    "E-FS-NO-MDS": "a file system has servers but no MDS: it cannot start",
+    "E-FS-MGS": "a file system's mgs is not a server, or sits on another storage fabric",
+    "E-FS-FABRIC": "the servers of one file system are on storage fabrics that are not connected",
+    "E-FAILOVER": "a failover partner is unknown, itself, or of another file system, role or leaf",
     "E-SYNTAX": "a value the schema let through does not parse (reported where it was found)",
     "W-ROUTER-SPREAD": "routers are spread unevenly over the leaf modules that hold servers",
     "W-ROUTERS-PER-LEAF": "more than one router on one leaf module of a compute fabric",
     "W-NET-OVERLAP": "a client net or another file system's nets may fall in a storage net range",
     "W-NET-UNUSED": "a client net has neither clients nor routers",
     "W-FS-EMPTY": "a file system has no servers",
+    "E-ACK-CODE": "an acknowledge entry names a code that is no warning lnetgen gives",
+    "W-ACK-UNUSED": "an acknowledge entry matches no warning of the site (remove it)",
     "W-COORDS-UNUSED": "a router has torus coords but the client side is not a torus",
 }

@@ -122,7 +122,7 @@ def check_fabrics(ctx: Context) -> Fabrics:
                 )
             )
         choice = _opensm(ctx, f, ("fabrics", fi), switches) if "opensm" in f else None
-        out.append(Fabric(f["name"], f["role"], tuple(switches), choice))
+        out.append(Fabric(f["name"], f["role"], tuple(switches), opensm=choice))
     fabric_names.report(ctx)
     switch_names.report(ctx)
     by_name: dict[str, Switch] = {}
