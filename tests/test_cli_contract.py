@@ -36,6 +36,13 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     (d / "net.txt").write_text("site: x\n" * 40, encoding="utf-8")
     assert run(["solve", str(d / "site.yaml"), "--out", str(d / "plan.json")]).exit_code == 0
     assert run(["generate", str(d / "site.yaml"), "--out", str(d / "out")]).exit_code == 0
+    # one router's dump with its routing switched off: verify must find it
+    live = d / "live-broken"
+    shutil.copytree(d / "out" / "lnetctl", live)
+    for f in live.glob("*.yaml"):
+        if "routing:" in f.read_text():
+            f.write_text(f.read_text().replace("routing:\n    enable: 1\n", ""))
+            break
     changed = text.replace("ip: 10.10.0.1,", "ip: 10.10.0.91,")
     (d / "changed.yaml").write_text(changed, encoding="utf-8")
     yield d
@@ -133,6 +140,12 @@ CASES: list[tuple[str, list[str], int, bool]] = [
         2,
         True,
     ),
+    # verify
+    ("verify-ok-json", ["verify", "{d}/out", "--format", "json"], 0, True),
+    ("verify-usage", ["verify", "{d}/out", "--format", "xml"], 2, False),
+    ("verify-input", ["verify", "{d}/nosuch"], 2, False),
+    ("verify-input-json", ["verify", "{d}/dir.yaml", "--format", "json"], 2, True),
+    ("verify-findings", ["verify", "{d}/out", "--live", "{d}/live-broken"], 1, False),
     # analyze
     ("analyze-ok-json", ["analyze", "{d}/site.yaml", "--format", "json"], 0, True),
     ("analyze-plan", ["analyze", "{d}/site.yaml", "--plan", "{d}/plan.json"], 0, False),
