@@ -17,6 +17,8 @@ from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.planfile import read_plan, stale_plan
 from lnetgen.solve import solve as _solve
+from lnetgen.verify import VerifyResult
+from lnetgen.verify import verify as _verify
 from lnetgen.write import WriteResult, write_tree
 
 if TYPE_CHECKING:
@@ -30,6 +32,7 @@ __all__ = [
     "render_files",
     "solve_site",
     "validate",
+    "verify",
     "write_output",
     "write_tree",
 ]
@@ -165,3 +168,17 @@ def diff(
 
     site, plan, _warnings = load_plan(path, strategy, plan_path)
     return _diff(plan, read_live(live_path), site)
+
+
+def verify(
+    out_dir: str | None,
+    *,
+    live: str | None = None,
+    manifest: str | None = None,
+    hosts: str | None = None,
+    ping: bool = False,
+) -> VerifyResult:
+    """Prove the generated tree ``out_dir`` (or the live dumps at ``live``) deployable, file
+    system by file system (see ``lnetgen.verify.verify``); returns a
+    ``lnetgen.verify.VerifyResult``.  Raises ``InputError`` on unusable input."""
+    return _verify(out_dir, live=live, manifest=manifest, hosts=hosts, ping=ping)

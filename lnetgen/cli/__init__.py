@@ -241,6 +241,9 @@ main.add_command(_fabric.command)
 from lnetgen.cli import diff as _diff  # noqa: E402
 
 main.add_command(_diff.command, "diff")
+from lnetgen.cli import verify as _verify  # noqa: E402
+
+main.add_command(_verify.command, "verify")
 from lnetgen.cli import analyze as _analyze  # noqa: E402
 
 for _cmd in _analyze.COMMANDS:
