@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 
 from lnetgen import __version__
 from lnetgen.diagnostics import Diagnostic, UsageError, usage
-from lnetgen.emit import DEFAULT_FORMATS, REGISTRY, Context, OutFile
-from lnetgen.inventory import check, load_site
+from lnetgen.drysolve import dry_solve
+from lnetgen.emit import DEFAULT_FORMATS, REGISTRY, Context, OutFile, lustre
+from lnetgen.emit.readme import readme
+from lnetgen.inventory import load_site
 from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.planfile import read_plan, stale_plan
@@ -39,8 +41,9 @@ __all__ = [
 
 
 def validate(path: str) -> list[Diagnostic]:
-    """All diagnostics for an inventory (empty = valid without warnings)."""
-    return check(path)[1]
+    """All diagnostics for an inventory, its default strategy dry-solved (see
+    ``lnetgen.drysolve.dry_solve``); ``info`` notes say which other strategies apply."""
+    return dry_solve(path)[1]
 
 
 def solve_site(path: str, strategy: str | None = None) -> tuple[Site, Plan, list[Diagnostic]]:
@@ -89,7 +92,7 @@ def parse_formats(text: str | None) -> tuple[list[str], bool]:
 
 
 def render_files(site: Site, plan: Plan, formats: Sequence[str], explicit: bool) -> Generated:
-    """Run the emitters and add ``plan.json`` and ``manifest.json``."""
+    """Run the emitters and add ``plan.json``, ``README.txt`` and ``manifest.json``."""
     gen = Generated(site, plan, [])
     for fmt in formats:
         ctx = Context(plan, site, explicit=explicit)
@@ -99,13 +102,25 @@ def render_files(site: Site, plan: Plan, formats: Sequence[str], explicit: bool)
             gen.skipped[fmt] = "; ".join(w.message for w in ctx.warnings) or "nothing to emit"
         gen.files.extend(files)
     gen.files.append(OutFile("plan.json", plan.to_json(), "plan", "", "site"))
-    gen.files.append(_manifest(plan, gen.files, formats, gen.skipped))
+    fss = lustre.filesystems(site, plan)
+    snets = lustre.server_nets(site, plan)
+    gen.files.append(readme(plan, gen.files, fss, snets))
+    gen.files.append(_manifest(site, plan, gen.files, formats, gen.skipped, fss, snets))
     return gen
 
 
 def _manifest(
-    plan: Plan, files: list[OutFile], formats: Sequence[str], skipped: dict[str, str]
+    site: Site,
+    plan: Plan,
+    files: list[OutFile],
+    formats: Sequence[str],
+    skipped: dict[str, str],
+    fss: list[lustre.FsDeploy],
+    snets: dict[str, str],
 ) -> OutFile:
+    """``manifest.json`` (documented by ``schemas/manifest.schema.json``)."""
+    all_fs = tuple(f.name for f in fss)
+    per_host = lustre.host_filesystems(site, plan)
     doc = {
         "lnetgen_version": __version__,
         "site": plan.site,
@@ -126,9 +141,12 @@ def _manifest(
                 "role": f.role,
                 "hosts": f.hosts,
                 "sha256": hashlib.sha256(f.content.encode()).hexdigest(),
+                "fs": lustre.file_filesystems(f.role, f.hosts, all_fs, per_host),
             }
             for f in sorted(files, key=lambda f: f.path)
         ],
+        "filesystems": {f.name: f.as_dict() for f in fss},
+        "server_nets": snets,
     }
     return OutFile(
         "manifest.json", json.dumps(doc, indent=1, sort_keys=True) + "\n", "manifest", "", "site"

@@ -11,7 +11,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-Severity = Literal["error", "warning"]
+#: ``info`` is a note, never a problem: e.g. validate's dry solve saying which other
+#: strategies apply.  Only errors change an exit status.
+Severity = Literal["error", "warning", "info"]
 
 
 @dataclass(frozen=True, order=True)
@@ -84,6 +86,7 @@ def to_json(diags: Iterable[Diagnostic]) -> str:
         {
             "errors": sum(1 for d in items if d["severity"] == "error"),
             "warnings": sum(1 for d in items if d["severity"] == "warning"),
+            "infos": sum(1 for d in items if d["severity"] == "info"),
             "diagnostics": items,
         },
         indent=2,

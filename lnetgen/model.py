@@ -59,9 +59,13 @@ class Switch:
 
 @dataclass(frozen=True)
 class Fabric:
+    """A fabric; ``server_net`` is the number of the shared server net of a storage fabric
+    (``<storage_lnd><server_net>``, see docs/inventory.md), None on a compute fabric."""
+
     name: str
     role: str  # storage | compute
     switches: tuple[Switch, ...]
+    server_net: int | None = None
 
 
 @dataclass(frozen=True)
@@ -89,12 +93,18 @@ class Server:
     guid: str
     attach: Attachment
     osts: tuple[int, ...] = ()
+    mdts: tuple[int, ...] = ()
+    failover: str = ""  # the failover partner's name, or ''
+    fabric: str = ""  # the storage fabric the server is cabled to
 
 
 @dataclass(frozen=True)
 class FileSystem:
+    """A Lustre file system; ``mgs`` is the server running its MGS (default: its first MDS)."""
+
     name: str
     net_base: int | None = None
+    mgs: str = ""
 
 
 @dataclass(frozen=True)
@@ -123,6 +133,14 @@ class Clients:
     leaves: tuple[tuple[str, str], ...] = ()
     guids: tuple[str, ...] = ()  # port GUIDs on an IB compute fabric, or empty
     ports: npt.NDArray[np.int32] | None = None  # leaf port of each fat-tree client (else 0)
+    iface_index: npt.NDArray[np.int32] | None = None  # per client, into iface_names
+    iface_names: tuple[str, ...] = ()
+
+    def interface_of(self, i: int) -> str:
+        """The LNet interface of client ``i``."""
+        if self.iface_index is None:
+            return self.interfaces[int(self.net_index[i])]
+        return self.iface_names[int(self.iface_index[i])]
 
     def __len__(self) -> int:
         return len(self.names)
@@ -179,6 +197,12 @@ class Site:
             if r.name == name:
                 return r
         raise KeyError(name)
+
+    def fabric(self, name: str) -> Fabric | None:
+        for f in self.fabrics:
+            if f.name == name:
+                return f
+        return None
 
     def server(self, name: str) -> Server:
         for s in self.servers:

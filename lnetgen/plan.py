@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from lnetgen import nodes
 
-#: Net kinds in ``Network.kind``.
-CLIENT, STORAGE = "client", "storage"
+#: Net kinds in ``Network.kind``: a client net, a storage net (clients reach it through routers),
+#: and the server net of a storage fabric (servers only; no router, no client, no route).
+CLIENT, STORAGE, SERVER = "client", "storage", "server"
 #: ``Route.why``: a primary gateway, an alternate router of the same leaf set, or a router of
 #: the backup group.  The network's own ``why`` says which group or set it is.
 WHY_PRIMARY, WHY_ALTERNATE, WHY_BACKUP = "primary", "alternate", "backup"
@@ -86,6 +88,9 @@ class RouterPlan:
 
 @dataclass(frozen=True)
 class ServerPlan:
+    """One server: its storage-net NID (what clients use) and, when its fabric has one, its NID
+    on the fabric's server net (same interface and IP; only servers use it)."""
+
     name: str
     role: str
     fs: str
@@ -93,6 +98,18 @@ class ServerPlan:
     net: str
     interface: str
     leaf: str
+    server_net: str = ""
+    server_nid: str = ""
+    failover: str = ""
+
+    @property
+    def nids(self) -> tuple[str, ...]:
+        """Every NID of the server, storage net first."""
+        return (self.nid, self.server_nid) if self.server_nid else (self.nid,)
+
+    @property
+    def networks(self) -> tuple[str, ...]:
+        return (self.net, self.server_net) if self.server_net else (self.net,)
 
 
 @dataclass(frozen=True)
@@ -137,6 +154,9 @@ class Plan:
 
     def client_nets(self) -> list[Network]:
         return [n for n in self.networks if n.kind == CLIENT]
+
+    def server_nets(self) -> list[Network]:
+        return [n for n in self.networks if n.kind == SERVER]
 
     def router_by_nid(self) -> dict[str, RouterPlan]:
         return {i.nid: r for r in self.routers for i in r.interfaces}
@@ -193,6 +213,9 @@ class Plan:
                     "net": s.net,
                     "interface": s.interface,
                     "leaf": s.leaf,
+                    "server_net": s.server_net,
+                    "server_nid": s.server_nid,
+                    "failover": s.failover,
                 }
                 for s in self.servers
             ],
@@ -301,7 +324,16 @@ class Plan:
             ),
             servers=tuple(
                 ServerPlan(
-                    s["name"], s["role"], s["fs"], s["nid"], s["net"], s["interface"], s["leaf"]
+                    s["name"],
+                    s["role"],
+                    s["fs"],
+                    s["nid"],
+                    s["net"],
+                    s["interface"],
+                    s["leaf"],
+                    s.get("server_net", ""),
+                    s.get("server_nid", ""),
+                    s.get("failover", ""),
                 )
                 for s in d["servers"]
             ),
@@ -331,7 +363,9 @@ class Plan:
 # ---------------------------------------------------------------------- guarantees
 
 
-def check_guarantees(plan: Plan, leaf_local: bool = True) -> list[str]:
+def check_guarantees(
+    plan: Plan, leaf_local: bool = True, mgs: Mapping[str, Sequence[str]] | None = None
+) -> list[str]:
     """The fine-grained routing guarantees; returns one message per violation (empty = ok).
 
     1. coverage: every class reaches every storage net at priority 0; every server reaches
@@ -340,7 +374,11 @@ def check_guarantees(plan: Plan, leaf_local: bool = True) -> list[str]:
        storage net sits on the leaf of that net's servers;
     3. symmetry: servers of net N route back through exactly the routers clients use for N,
        and every gateway has an interface on both nets;
-    4. every route has hop 1.
+    4. every route has hop 1;
+    5. servers: the servers of one file system share a net pairwise (storage or server net),
+       failover partners are reached by every client class like their primaries, the MGS
+       servers of each file system (``mgs``: file system -> MGS and its partner) are reached by
+       every client class, and no router or client has an interface or a route on a server net.
     """
     problems: list[str] = []
     by_nid = plan.router_by_nid()
@@ -414,4 +452,55 @@ def check_guarantees(plan: Plan, leaf_local: bool = True) -> list[str]:
     for s in plan.servers:
         if s.name not in served:
             problems.append(f"coverage: server {s.name} has no routes")
+    return problems + _server_problems(plan, mgs or {})
+
+
+def _server_problems(plan: Plan, mgs: Mapping[str, Sequence[str]]) -> list[str]:
+    problems: list[str] = []
+    nets = {s.name: set(s.networks) for s in plan.servers}
+    by_fs: dict[str, list[ServerPlan]] = defaultdict(list)
+    for s in plan.servers:
+        by_fs[s.fs].append(s)
+    for fs, members in sorted(by_fs.items()):
+        if set.intersection(*(nets[s.name] for s in members)):
+            continue  # one net holds them all
+        apart = [
+            (a.name, b.name)
+            for i, a in enumerate(members)
+            for b in members[i + 1 :]
+            if not nets[a.name] & nets[b.name]
+        ]
+        if apart:
+            problems.append(
+                f"servers: {len(apart)} pair(s) of {fs} servers share no net, e.g. "
+                f"{apart[0][0]} and {apart[0][1]}"
+            )
+    reached = [(c.name, {r.net for r in c.routes if r.priority == 0}) for c in plan.client_classes]
+    home = {s.name: s for s in plan.servers}
+    for s in plan.servers:
+        p = home.get(s.failover) if s.failover else None
+        if s.failover and (p is None or p.fs != s.fs or not nets[s.name] & nets[p.name]):
+            problems.append(f"failover: {s.failover} does not share a net with {s.name}")
+        for cls, got in reached if p else ():
+            if s.net in got and p.net not in got:  # type: ignore[union-attr]
+                problems.append(f"failover: class {cls} reaches {s.name} but not {s.failover}")
+    for fs, names in sorted(mgs.items()):
+        for name in names:
+            srv = home.get(name)
+            if srv is None:
+                problems.append(f"mgs: {name} of {fs} is not a server of the plan")
+                continue
+            for cls, got in reached:
+                if srv.net not in got:
+                    problems.append(f"mgs: class {cls} cannot reach {name}, the MGS of {fs}")
+    server_nets = {n.name for n in plan.server_nets()}
+    for r in plan.routers:
+        if server_nets & set(r.networks):
+            problems.append(f"server net: router {r.name} has an interface on a server net")
+    for cc in plan.client_classes:
+        if cc.net in server_nets or any(r.net in server_nets for r in cc.routes):
+            problems.append(f"server net: class {cc.name} is on or routes to a server net")
+    for sr in plan.server_routes:
+        if any(r.net in server_nets for r in sr.routes):
+            problems.append(f"server net: servers {sr.servers} route to a server net")
     return problems

@@ -1,9 +1,11 @@
 """Solve: a validated ``Site`` + a strategy name -> ``Plan``.
 
 The strategy designs storage nets (``NetSpec``); this module does what every layout shares:
-numbers the nets, gives routers their interfaces, folds clients with identical route tables
-into classes, writes the servers' routes back through the same routers, and proves the
-guarantees (``plan.check_guarantees``) before returning.
+numbers the nets, gives routers their interfaces, puts the servers of a storage fabric that the
+layout splits over several storage nets on the fabric's shared server net, folds clients with
+identical route tables (and the same net and interface) into classes, writes the servers'
+routes back through the same routers, and proves the guarantees (``plan.check_guarantees``)
+before returning.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from lnetgen.diagnostics import Diagnostic
 from lnetgen.model import Router, Site
 from lnetgen.plan import (
     CLIENT,
+    SERVER,
     STORAGE,
     WHY_ALTERNATE,
     WHY_BACKUP,
@@ -82,6 +85,14 @@ def _number_nets(site: Site, specs: list[NetSpec]) -> list[str]:
     return names
 
 
+def net_names_for(site: Site, strategy: str) -> list[str]:
+    """The storage nets ``strategy`` designs for ``site``, numbered: the layout without the
+    routes or the guarantee proof.  Raises ``SolveError`` when the layout cannot be formed."""
+    if strategy not in REGISTRY:
+        raise solve_error(site, "E-STRATEGY", f"unknown strategy {strategy!r}")
+    return _number_nets(site, REGISTRY[strategy].design(site))
+
+
 def solve(site: Site, strategy: str | None = None) -> Plan:
     """Solve ``site`` with ``strategy`` (default: the inventory's ``strategy.default``).
 
@@ -122,6 +133,7 @@ def solve(site: Site, strategy: str | None = None) -> Plan:
     rnid = {r.name: {i.net: i.nid for i in r.interfaces} for r in routers}
 
     networks = [Network(n, CLIENT) for n in client_net_names]
+    snets = _server_nets(site, specs, net_names)
     server_plans: list[ServerPlan] = []
     server_routes: list[ServerRoutes] = []
     for spec, net in zip(specs, net_names, strict=True):
@@ -140,9 +152,19 @@ def solve(site: Site, strategy: str | None = None) -> Plan:
             )
         )
         for s in spec.servers:
+            snet = snets.get(s.fabric, "")
             server_plans.append(
                 ServerPlan(
-                    s.name, s.role, s.fs, f"{s.ip}@{net}", net, s.interface, s.attach.label()
+                    s.name,
+                    s.role,
+                    s.fs,
+                    f"{s.ip}@{net}",
+                    net,
+                    s.interface,
+                    s.attach.label(),
+                    snet,
+                    f"{s.ip}@{snet}" if snet else "",
+                    s.failover,
                 )
             )
         # servers route back through exactly the routers clients use for this net
@@ -169,6 +191,9 @@ def solve(site: Site, strategy: str | None = None) -> Plan:
             )
         )
 
+    for fabric, snet in sorted(snets.items()):
+        members = sorted(s.name for s in site.servers if s.fabric == fabric)
+        networks.append(Network(snet, SERVER, tuple(members), why=f"server net of fabric {fabric}"))
     classes = _client_classes(site, specs, net_names, rnid)
     plan = Plan(
         site=site.name,
@@ -182,7 +207,7 @@ def solve(site: Site, strategy: str | None = None) -> Plan:
         server_routes=tuple(server_routes),
         stats=_stats(site, specs, classes),
     )
-    problems = check_guarantees(plan, leaf_local=strat.leaf_local)
+    problems = check_guarantees(plan, leaf_local=strat.leaf_local, mgs=mgs_servers(site))
     if problems:
         more = f" (and {len(problems) - 20} more)" if len(problems) > 20 else ""
         raise SolveError(
@@ -190,6 +215,42 @@ def solve(site: Site, strategy: str | None = None) -> Plan:
             + ([Diagnostic(site.file, 0, 0, "error", "E-GUARANTEE", "$", more)] if more else [])
         )
     return plan
+
+
+def mgs_servers(site: Site) -> dict[str, list[str]]:
+    """File system -> its MGS server and that server's failover partner (if any)."""
+    out: dict[str, list[str]] = {}
+    for f in site.filesystems:
+        if f.mgs:
+            partner = site.server(f.mgs).failover
+            out[f.name] = [f.mgs, partner] if partner else [f.mgs]
+    return out
+
+
+def _server_nets(site: Site, specs: list[NetSpec], net_names: list[str]) -> dict[str, str]:
+    """Storage fabric -> its server net, for each fabric whose servers this layout puts on more
+    than one storage net (one shared storage net already joins them).  Raises E-NET-COLLIDE
+    when the number is taken by a storage or client net after all."""
+    nets_of: dict[str, set[str]] = defaultdict(set)
+    for spec, net in zip(specs, net_names, strict=True):
+        for s in spec.servers:
+            nets_of[s.fabric].add(net)
+    taken = set(net_names) | {str(c.net) for c in site.client_nets}
+    out: dict[str, str] = {}
+    for k, fabric in enumerate(site.fabrics):
+        if fabric.server_net is None or len(nets_of.get(fabric.name, ())) < 2:
+            continue
+        name = str(nodes.Net(site.strategy.storage_lnd, fabric.server_net))
+        if name in taken:
+            raise solve_error(
+                site,
+                "E-NET-COLLIDE",
+                f"server net {name} of fabric {fabric.name} is also a storage or client net",
+                f"$.fabrics[{k}]",
+            )
+        taken.add(name)
+        out[fabric.name] = name
+    return out
 
 
 def _client_side_routers(
@@ -209,10 +270,11 @@ def _client_classes(
     clients = site.clients
     n = len(clients)
     chosen = [s for s in specs if s.choice is not None]
-    key = np.zeros((n, len(chosen) + 1), dtype=np.int32)
+    key = np.zeros((n, len(chosen) + 2), dtype=np.int32)
     key[:, 0] = clients.net_index
+    key[:, 1] = clients.net_index if clients.iface_index is None else clients.iface_index
     for j, spec in enumerate(chosen):
-        key[:, j + 1] = spec.choice  # type: ignore[assignment]
+        key[:, j + 2] = spec.choice  # type: ignore[assignment]
     uniq, inverse = np.unique(key, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
     members: list[list[int]] = [[] for _ in range(len(uniq))]
@@ -224,7 +286,7 @@ def _client_classes(
     j = 0
     for si, spec in enumerate(specs):
         if spec.choice is not None:
-            col[si] = j + 1
+            col[si] = j + 2
             j += 1
     order = sorted(range(len(specs)), key=lambda si: _net_key(net_names[si]))
     out: list[ClientClass] = []
@@ -244,19 +306,20 @@ def _client_classes(
                     sorted(_spec_routes(spec, net_names[si], cnet_s, pick, rnid), key=_route_key)
                 )
             routes.extend(cached)
+        iface = clients.interface_of(members[c][0])
         if per_net_count[k] == 1:
             name = f"clients-{cnet_s}"
         else:
+            # a class on another interface than its net's default is told apart by it too
+            other = f"\ninterface {iface}" if iface != clients.interfaces[k] else ""
             digest = hashlib.sha256(
-                "\n".join(f"{r.net} {r.gateway} {r.hop} {r.priority}" for r in routes).encode()
+                (
+                    "\n".join(f"{r.net} {r.gateway} {r.hop} {r.priority}" for r in routes) + other
+                ).encode()
             ).hexdigest()[:8]
             name = f"clients-{cnet_s}-{digest}"
         names = [clients.names[i] for i in members[c]]
-        out.append(
-            ClientClass(
-                name, cnet_s, clients.interfaces[k], nodes.fold(names), len(names), tuple(routes)
-            )
-        )
+        out.append(ClientClass(name, cnet_s, iface, nodes.fold(names), len(names), tuple(routes)))
     out.sort(key=lambda cc: (cc.net, cc.name))
     return tuple(out)
 

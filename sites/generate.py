@@ -148,9 +148,10 @@ Assumptions and inventions:
     per SeaStar.
   - Client net "gni": Jaguar's clients were on the SeaStar-era 'ptl' LND, which current Lustre
     no longer parses; the modern Cray LND name stands in for it.  NID = node number.
-  - The paper counts 196 routers: 192 paired with OSS plus 4 on the MDS path.  Only the 192
-    OSS routers and the OSS are modeled; the 4 MDS-path routers, the MDS and the third
-    (aggregation) 7024D are not, so that projection yields exactly 192 storage nets.
+  - The paper counts 196 routers: 192 paired with OSS plus 4 on the MDS path.  The 4 MDS-path
+    routers and one MDS per file system (which the paper does not place) sit on module L17 of
+    core1 (ports 1-4 routers, 5-7 the MDS of widow1, widow2, widow3); the third (aggregation)
+    7024D is not modeled.  Projection yields 192 OSS nets + 3 MDS nets.
   - Modules L01-L16 of each core switch are the ones in use; ports 1-6 hold routers, 7-12 OSS.
     widow1 sits on L01-L08, widow2 on L09-L12, widow3 on L13-L16 of both switches, so every
     file system spans both core switches.  OST indices start at 0 in each file system.
@@ -220,18 +221,53 @@ def spider() -> list[str]:
                 )
     assert r_no == 192 and len(servers) == 192
     assert ost_next == {"widow1": 672, "widow2": 336, "widow3": 336}
+    # the 4 MDS-path routers and one MDS per file system, on module L17 of core1
+    for j in range(4):
+        r_no += 1
+        routers.append(
+            block_item(
+                {
+                    "name": f"rtr{r_no:03d}",
+                    "client": {"nid": f"{19000 + r_no}@gni", "interface": "ipogif0"},
+                    "storage": {
+                        "ip": ip("10.36.1.0", r_no),
+                        "interface": "ib0",
+                        "guid": guid("0002c9", 0x0A, r_no),
+                    },
+                    "attach": {"switch": "core1", "leaf": "L17", "port": j + 1},
+                    "coords": [xs[j] + 1, ys[2 * j] + 1, zs[j] + 1],
+                }
+            )
+        )
+    for j, fs in enumerate(("widow1", "widow2", "widow3")):
+        n = len(servers) + 1
+        servers.append(
+            flow_item(
+                {
+                    "name": f"{fs}-mds01",
+                    "role": "mds",
+                    "fs": fs,
+                    "ip": ip("10.36.3.0", j + 1),
+                    "interface": "ib0",
+                    "guid": guid("0002c9", 0x0C, j + 1),
+                    "attach": {"switch": "core1", "leaf": "L17", "port": 5 + j},
+                }
+            )
+        )
 
     lines = comment(SPIDER_HEADER)
     lines += [
         "site: spider",
         "description: "
-        + scalar("ORNL Jaguar XT5 and Spider over SION (18,688 clients, 192 routers, 192 OSS)"),
+        + scalar(
+            "ORNL Jaguar XT5 and Spider over SION (18,688 clients, 196 routers, 192 OSS, 3 MDS)"
+        ),
         "",
         "strategy:",
         "  default: projection",
         "  storage_lnd: o2ib",
         "  storage_net_base: 1",
-        '  groups: {oss: "3:3", backup: next, backup_priority: 1}',
+        '  groups: {oss: "3:3", mds: "4:3", backup: next, backup_priority: 1}',
         "",
         "client_nets:",
         "  - {name: gni, interface: ipogif0}",
@@ -265,7 +301,7 @@ def spider() -> list[str]:
     lines += [
         "",
         "# widow1 has no net_base: its nets are numbered from storage_net_base (1); widow2 and",
-        "# widow3 start at 201 and 301, above anything widow1 can use (at most 192 nets).",
+        "# widow3 start at 201 and 301, above anything widow1 can use (at most 97 nets).",
         "filesystems:",
         "  - {name: widow1}",
         "  - {name: widow2, net_base: 201}",
@@ -532,7 +568,7 @@ def wolf() -> list[str]:
                 }
             )
         )
-    for i in range(1, 25):
+    for i in range(1, 22):
         module = (i - 1) // 3 + 1
         servers.append(
             flow_item(
@@ -552,6 +588,19 @@ def wolf() -> list[str]:
                 }
             )
         )
+    servers.append(
+        flow_item(
+            {
+                "name": "lustre1-mds01",
+                "role": "mds",
+                "fs": "lustre1",
+                "ip": ip("10.2.3.0", 1),
+                "interface": "ib0",
+                "guid": guid("0002c9", 0x0C, 1),
+                "attach": {"switch": "lbcore1", "leaf": "L08", "port": 4},
+            }
+        )
+    )
 
     lines = comment(WOLF_HEADER)
     lines += [
@@ -565,7 +614,7 @@ def wolf() -> list[str]:
         "  default: groups",
         "  storage_lnd: o2ib",
         "  storage_net_base: 100",
-        '  groups: {oss: "3:3", backup: next, backup_priority: 1}',
+        '  groups: {oss: "3:3", mds: "3:1", backup: next, backup_priority: 1}',
         "",
         "client_nets:",
         "  - {name: o2ib, interface: ib0}",

@@ -190,7 +190,7 @@ def test_cli_exit_codes_and_json(monkeypatch: pytest.MonkeyPatch) -> None:
     runner = CliRunner()
     ok = runner.invoke(main, ["validate", str(ROOT / "sites" / "demo.yaml")])
     assert ok.exit_code == 0, ok.output
-    assert "valid (0 error(s), 0 warning(s))" in ok.output
+    assert "valid (0 error(s), 0 warning(s), 4 note(s))" in ok.output
 
     monkeypatch.chdir(CASES / "invalid" / "dup-nid")
     bad = runner.invoke(main, ["validate", "site.yaml"])

@@ -48,13 +48,14 @@ def main() -> None:
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 def validate(site: str, fmt: str) -> None:
-    """Check an inventory: schema, then meaning.  Exit 0 valid, 1 errors, 2 usage (a
-    missing, unreadable or directory SITE, a bad option)."""
+    """Check an inventory: schema, then meaning, then a dry solve of its default strategy
+    (other strategies are listed as notes).  Exit 0 valid, 1 errors, 2 usage (a missing,
+    unreadable or directory SITE, a bad option)."""
     import json
 
-    from lnetgen.inventory import check_acknowledged
+    from lnetgen.drysolve import dry_solve_acknowledged
 
-    _site, diags, acked = check_acknowledged(site)
+    _site, diags, acked = dry_solve_acknowledged(site)
     if fmt == "json":
         doc = json.loads(to_json(diags))
         doc["acknowledged"] = [d.as_dict() for d in acked]
@@ -64,11 +65,13 @@ def validate(site: str, fmt: str) -> None:
         for d in acked:  # accepted by the inventory's acknowledge: entries, still listed here
             click.echo(d.format().replace(f"warning[{d.code}]", f"acknowledged[{d.code}]", 1))
         nerr = len(errors(diags))
-        nwarn = len(diags) - nerr
+        nwarn = sum(1 for d in diags if d.severity == "warning")
+        ninfo = sum(1 for d in diags if d.severity == "info")
+        notes = f", {ninfo} note(s)" if ninfo else ""
         tail = f", {len(acked)} acknowledged" if acked else ""
         click.echo(
             f"{site}: {'valid' if not nerr else 'invalid'} ({nerr} error(s), {nwarn} "
-            f"warning(s){tail})"
+            f"warning(s){notes}{tail})"
         )
     sys.exit(EXIT_FINDINGS if errors(diags) else EXIT_OK)
 

@@ -57,7 +57,11 @@ def expected_states(plan: Plan, site: Site | None = None) -> dict[str, Expected]
     }
     for s in plan.servers:
         out[s.name] = Expected(
-            SERVER, {s.net: (s.interface,)}, server_routes.get(s.name, {}), False, {s.net: s.nid}
+            SERVER,
+            {net: (s.interface,) for net in s.networks},
+            server_routes.get(s.name, {}),
+            False,
+            dict(zip(s.networks, s.nids, strict=True)),
         )
     return out
 

@@ -346,7 +346,7 @@ def emit(ctx: Context) -> list[OutFile]:
             f"server {s.name}",
             "server",
             s.name,
-            [(s.net, s.interface, _addr(s.nid))],
+            [(net, s.interface, _addr(nid)) for net, nid in zip(s.networks, s.nids, strict=True)],
             server_routes.get(s.name, ()),
             False,
             with_module,

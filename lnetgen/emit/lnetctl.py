@@ -1,7 +1,7 @@
 """lnetctl YAML (/etc/lnet.conf for ``lnetctl import``), laid out as ``lnetctl export`` writes
 it: ``net:`` before ``route:``, one route entry per gateway NID with explicit ``hop`` and
 ``priority``, ``routing: enable: 1`` on routers.  Clients per class, routers and servers per
-host.
+host; a server lists its storage net, then its fabric's server net (same interface).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def emit(ctx: Context) -> list[OutFile]:
                 s.name,
                 "server",
                 s.name,
-                [{"net": s.net, "interface": s.interface}],
+                [{"net": net, "interface": s.interface} for net in s.networks],
                 routes.get(s.name, ()),
                 False,
             )

@@ -60,7 +60,7 @@ def emit(ctx: Context) -> list[OutFile]:
                 s.name,
                 "server",
                 s.name,
-                routestr.format_networks([(s.net, s.interface)]),
+                routestr.format_networks([(net, s.interface) for net in s.networks]),
                 _kroutes(server_routes.get(s.name, ())),
                 "disabled",
             )

@@ -18,6 +18,7 @@ from lnetgen.inventory.fattree import fat_tree_places
 from lnetgen.inventory.filesystems import check_filesystems, check_served
 from lnetgen.inventory.guids import check_guid_ranges
 from lnetgen.inventory.leaves import check_compute_leaves, check_storage_leaves
+from lnetgen.inventory.lustre import check_lustre, server_nets
 from lnetgen.inventory.nets import (
     ClientNets,
     check_client_net_use,
@@ -58,6 +59,8 @@ def build_site(ctx: Context) -> Site | None:
     check_storage_nets(ctx, cnets, params, fss, servers)
     check_client_net_use(ctx, cnets, routers.nets, groups.per_net, groups.complete)
     check_served(ctx, fss, servers)
+    fss = check_lustre(ctx, fss, servers)
+    storage_fabrics = server_nets(ctx, fabrics.fabrics, cnets, params, fss, servers)
     if not ctx.incomplete:
         check_storage_leaves(ctx, servers, routers.modules)
     check_compute_leaves(ctx, routers.routers)
@@ -73,7 +76,7 @@ def build_site(ctx: Context) -> Site | None:
         clients=clients,
         torus=topo.torus,
         client_fabric=topo.fat_tree or "",
-        fabrics=fabrics.fabrics,
+        fabrics=storage_fabrics,
         routers=tuple(r for _, r in routers.routers),
         servers=tuple(s for _, s in servers),
         filesystems=tuple(fss),
@@ -117,4 +120,6 @@ def _place_clients(
         leaves,
         tuple(groups.guids),
         ports,
+        np.asarray(groups.iface_index, dtype=np.int32),
+        tuple(groups.iface_names),
     )

@@ -1,6 +1,7 @@
 """The ``clients`` section: groups of compute nodes, each on one client net.
 
-Reads ``clients[]`` (``name``, ``nodes`` as a node set, ``net``, ``nid`` rule, ``guid_base``).
+Reads ``clients[]`` (``name``, ``nodes`` as a node set, ``net``, ``interface`` (default: the
+net's interface in ``client_nets``), ``nid`` rule, ``guid_base``).
 Reports E-NODESET, E-NAME (unsafe host names), E-CLIENT-NET (a net not in client_nets),
 E-NID-RULE and E-NID (addresses that cannot be derived), E-GUID (guid_base), E-DUP-NAME for a
 group name used twice; claims every client's name and NID for the site-wide duplicate checks.
@@ -36,6 +37,8 @@ class ClientGroups:
     names: list[str] = field(default_factory=list)
     nids: list[str] = field(default_factory=list)
     net_index: list[int] = field(default_factory=list)  # into client_nets
+    iface_index: list[int] = field(default_factory=list)  # into iface_names
+    iface_names: list[str] = field(default_factory=list)
     guids: list[str] = field(default_factory=list)
     groups: list[tuple[str, int, int]] = field(default_factory=list)  # name, start, stop
     guid_ranges: list[GuidRange] = field(default_factory=list)
@@ -75,6 +78,10 @@ def check_clients(ctx: Context, cnets: ClientNets) -> ClientGroups:
             out.names.append(m)
             out.nids.append(nid)
         out.net_index.extend([cnets.index[net]] * len(members))
+        iface = g.get("interface") or cnets.nets[cnets.index[net]].interface
+        if iface not in out.iface_names:
+            out.iface_names.append(iface)
+        out.iface_index.extend([out.iface_names.index(iface)] * len(members))
         if "guid_base" in g:
             with_guids += 1
             ok = _guid_range(ctx, out, g, p, start) and ok

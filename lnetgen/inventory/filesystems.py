@@ -1,6 +1,7 @@
 """The ``filesystems`` section: the Lustre file systems the servers serve.
 
-Reads ``filesystems[]`` (``name``, ``net_base``).  Reports E-DUP-NAME for a name used twice and,
+Reads ``filesystems[]`` (``name``, ``net_base``, ``mgs``; the MGS is checked by ``lustre``).
+Reports E-DUP-NAME for a name used twice and,
 once the servers are known, W-FS-EMPTY for a file system none of them serves.
 Adds ``Site.filesystems``.
 """
@@ -18,7 +19,7 @@ def check_filesystems(ctx: Context) -> list[FileSystem]:
     names = Registry.of_names()
     for i, fs in enumerate(ctx.data["filesystems"]):
         names.claim(fs["name"], ("filesystems", i, "name"), "file system")
-        fss.append(FileSystem(fs["name"], fs.get("net_base")))
+        fss.append(FileSystem(fs["name"], fs.get("net_base"), fs.get("mgs", "")))
     names.report(ctx)
     return fss
 

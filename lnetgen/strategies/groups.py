@@ -16,8 +16,9 @@ group has no backup.  ``none`` disables backups.
 
 from __future__ import annotations
 
+from lnetgen.diagnostics import Diagnostic
 from lnetgen.model import Site
-from lnetgen.strategies.base import NetSpec, Strategy, label, modules, solve_error
+from lnetgen.strategies.base import NetSpec, SolveError, Strategy, label, modules
 
 NAME = "groups"
 
@@ -70,7 +71,9 @@ def design(site: Site) -> list[NetSpec]:
             )
             pos += n
     if problems:
-        raise solve_error(site, "E-GROUPS", "; ".join(problems))
+        raise SolveError(
+            [Diagnostic(site.file, 0, 0, "error", "E-GROUPS", "$", p) for p in problems]
+        )
     if params.backup == "next":
         fabric = {sw.name: f.name for f in site.fabrics for sw in f.switches}
         for i, spec in enumerate(specs):

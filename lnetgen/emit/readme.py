@@ -1,0 +1,149 @@
+"""``README.txt`` at the top of an output tree: which file goes on which host, in what order to
+deploy, and the ``mkfs.lustre`` / ``mount`` commands of every file system.
+
+It is written for every ``generate`` (whatever ``--formats``), from the files actually emitted,
+so it names only files that exist.  Like every emitted text file it starts with the header line
+and is listed in ``manifest.json``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from lnetgen import nodes
+from lnetgen.emit.base import OutFile, header
+from lnetgen.emit.lustre import FsDeploy
+from lnetgen.plan import Plan
+
+PATH = "README.txt"
+FORMAT = "readme"
+
+#: The formats that configure a host, and where their files go.
+_WHERE = {
+    "lnetctl": "/etc/lnet.conf (lnetctl import; lnet.service loads it at boot)",
+    "modprobe": "/etc/modprobe.d/lnet.conf (module options; Lustre before 2.19.53 only)",
+    "ansible": "an Ansible inventory that writes the same settings (docs/ansible.md)",
+}
+
+
+def readme(
+    plan: Plan, files: list[OutFile], fss: list[FsDeploy], server_nets: dict[str, str]
+) -> OutFile:
+    out = [f"# {header(plan)}", ""]
+    out += [
+        f"What to deploy where: site {plan.site}, routing layout {plan.strategy}.",
+        "Paths are relative to this directory; manifest.json lists every file with its hosts.",
+        "",
+    ]
+    out += _server_net(server_nets)
+    out += _hosts(plan, files)
+    out += _order(bool(fss), bool(server_nets))
+    for f in fss:
+        out += _filesystem(f)
+    text = "\n".join(out).rstrip("\n") + "\n"
+    return OutFile(PATH, text, FORMAT, "", "site")
+
+
+def _server_net(server_nets: dict[str, str]) -> list[str]:
+    if not server_nets:
+        return [
+            "SERVER NET",
+            "  None needed: the servers of each storage fabric share one storage net.",
+            "",
+        ]
+    out = ["SERVER NET"]
+    for fabric, net in server_nets.items():
+        out.append(f"  {net} on storage fabric {fabric}")
+    out += [
+        "  Every OSS, MDS and MGS of the fabric joins it with the interface and IP of its storage",
+        "  NID, so servers reach each other directly.  Routers and clients never get an interface",
+        "  or a route on it, and the client mount commands below name storage-net NIDs only.",
+        "",
+    ]
+    return out
+
+
+def _hosts(plan: Plan, files: list[OutFile]) -> list[str]:
+    per_role: dict[str, list[OutFile]] = defaultdict(list)
+    for f in files:
+        per_role[f.role if f.format in _WHERE else "site"].append(f)
+    formats = sorted({f.format for f in files if f.format in _WHERE})
+    out = ["1. FILES PER HOST", "  Install one LNet format per host (the same on every host):"]
+    for fmt in formats:
+        out.append(f"    {fmt + '/':<10} -> {_WHERE[fmt]}")
+    out.append("")
+    for role, what in (("router", "LNet routers"), ("server", "servers (OSS, MDS, MGS)")):
+        hosts = nodes.fold(r.name for r in plan.routers) if role == "router" else ""
+        if role == "server":
+            hosts = nodes.fold(s.name for s in plan.servers)
+        count = len(plan.routers) if role == "router" else len(plan.servers)
+        pattern = sorted(
+            {
+                _pattern(f.path, f.hosts, role)
+                for f in per_role[role]
+                if f.hosts and "," not in f.hosts and "[" not in f.hosts
+            }
+        )
+        out.append(f"  {what} ({count}): {hosts}")
+        out += [f"    {p}" for p in pattern]
+    classes = {c.members: c for c in plan.client_classes}
+    by_members: dict[str, list[str]] = defaultdict(list)
+    for f in per_role["client"]:
+        if f.hosts in classes:
+            by_members[f.hosts].append(f.path)
+    out.append(f"  client classes ({len(plan.client_classes)}, hosts with the same route table):")
+    for c in plan.client_classes:
+        paths = sorted(by_members.get(c.members, []))
+        out.append(f"    {c.name} ({c.count} on {c.net}, {c.interface}): {c.members}")
+        out += [f"      {p}" for p in paths]
+    site_files = sorted(f.path for f in per_role["site"] if f.path != PATH)
+    out.append("  site-wide (review, the Ansible control node, the subnet manager for opensm/):")
+    out += [f"    {p}" for p in [*site_files, "manifest.json"]]
+    out.append("")
+    return out
+
+
+def _pattern(path: str, host: str, role: str) -> str:
+    placeholder = f"<{role}>"
+    return path.replace(host, placeholder) if host in path else path
+
+
+def _order(has_fs: bool, has_server_net: bool) -> list[str]:
+    out = [
+        "2. ORDER",
+        "  1. Routers: install their file and start LNet (lnetctl lnet configure; lnetctl import",
+        "     /etc/lnet.conf); they forward before anyone routes through them.",
+        "  2. Servers: install their file and start LNet; every server reaches every router of",
+        "     its storage net"
+        + (" and every other server on the server net." if has_server_net else "."),
+    ]
+    if has_fs:
+        out += [
+            "  3. First installation only: format the targets (section 3, on the host named).",
+            "     Mount in this order: the MGS target, the MDTs (MDT0000 first), then the OSTs:",
+            "     mount -t lustre /dev/mapper/<target> /lustre/<target>",
+            "  4. Clients: install the class file, start LNet, then mount each file system.",
+        ]
+    else:
+        out.append("  3. Clients: install the class file and start LNet.")
+    out += [
+        "  Check: lnetctl ping from a client to a server NID of each storage net.",
+        "",
+    ]
+    return out
+
+
+def _filesystem(f: FsDeploy) -> list[str]:
+    out = [
+        f"3. FILE SYSTEM {f.name}",
+        f"  MGS: {f.mgs}; clients mount from {', '.join(f.mgs_nids)}:",
+        f"    mount -t lustre {f.mount} /mnt/{f.name}",
+        "  Format (first installation only; devices are /dev/mapper/<target>, replace them):",
+    ]
+    for s in f.servers:
+        role = s.role.upper() + (" + MGS" if s.mgs else "")
+        partner = f", failover partner {s.failover}" if s.failover else ""
+        out.append(f"    on {s.name} ({role}, NIDs {', '.join(s.nids)}{partner}):")
+        out += [f"      {t.mkfs}" for t in s.targets] or ["      (no target of its own)"]
+    out.append("")
+    return out
