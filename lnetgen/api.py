@@ -147,6 +147,9 @@ def _manifest(
         ],
         "filesystems": {f.name: f.as_dict() for f in fss},
         "server_nets": snets,
+        # the lnetctl and modprobe files name interfaces, not addresses: verify resolves
+        # gateway NIDs to routers from here
+        "routers": {r.name: [i.nid for i in r.interfaces] for r in plan.routers},
     }
     return OutFile(
         "manifest.json", json.dumps(doc, indent=1, sort_keys=True) + "\n", "manifest", "", "site"

@@ -348,7 +348,7 @@ def test_an_acknowledged_warning_is_listed_by_validate_only(tmp_path: Path) -> N
     assert r.exit_code == 0, r.output
     assert "acknowledged[W-IO-SAME-PORT] $.routers[0].client.attach.port: 24 IO nodes" in r.output
     assert "(hint: acknowledged: recabling in May)" in r.output
-    assert "valid (0 error(s), 0 warning(s), 1 acknowledged)" in r.output
+    assert "valid (0 error(s), 0 warning(s), " in r.output and " 1 acknowledged)" in r.output
     doc = json.loads(runner.invoke(main, ["validate", "--format", "json", str(site)]).stdout)
     assert doc["warnings"] == 0 and [d["code"] for d in doc["acknowledged"]] == ["W-IO-SAME-PORT"]
     r = runner.invoke(main, ["solve", str(site)])

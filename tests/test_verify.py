@@ -103,18 +103,13 @@ def test_deployable_tree_is_proved(tree: Path) -> None:
     assert res.counts["scratch"]["server->server"].pairs == 90
 
 
-_LEAF_LOCAL = pytest.mark.xfail(
-    strict=True,
-    reason="the current emitters give each server only its own storage net: no OSS reaches "
-    "an MDS; passes once servers share a server net (flip this mark then)",
-)
-
-
 @pytest.mark.parametrize(
     "strategy",
     [
-        *(pytest.param(s, marks=_LEAF_LOCAL) for s in ("groups", "projection", "round-robin")),
-        pytest.param("nearest-neighbor", marks=_LEAF_LOCAL),
+        "groups",
+        "projection",
+        "round-robin",
+        "nearest-neighbor",
         "baseline",  # one net for everything: servers already reach each other
     ],
 )

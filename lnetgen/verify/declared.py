@@ -102,6 +102,17 @@ class DeclaredChecker:
                     out.update(partner.client_nids)
         return out
 
+    def _all_nids_of(self, fs: FileSystem, name: str) -> set[str]:
+        """Every NID of server ``name`` and of its failover partner (both ways)."""
+        out: set[str] = set()
+        for s in fs.servers:
+            if s.name == name or s.failover == name:
+                out.update(s.nids)
+                partner = next((t for t in fs.servers if t.name == s.failover), None)
+                if partner is not None:
+                    out.update(partner.nids)
+        return out
+
     def mgs(self, fs: FileSystem) -> None:
         """The MGS is a server of ``fs``; mount spec and ``mgs_nids`` agree and are client
         NIDs of the MGS or its failover partner."""
@@ -136,34 +147,36 @@ class DeclaredChecker:
             )
 
     def mkfs(self, fs: FileSystem) -> None:
-        """``--mgsnode`` NIDs are MGS NIDs; ``--servicenode``/``--failnode`` NIDs are client
-        NIDs of the target's server or its failover partner."""
+        """Each ``--mgsnode`` group (the NIDs of one node) names NIDs of the MGS or its
+        failover partner, one of them a mount NID; each ``--servicenode``/``--failnode`` group
+        names NIDs of the target's server or its partner, one of them a client NID.  Extra
+        server-net NIDs are right there: servers reach each other on them, and Lustre skips a
+        peer NID it cannot reach (``ptlrpc_uuid_to_peer``)."""
         for i, s in enumerate(fs.servers):
-            allowed = self._client_nids_of(fs, s.name)
+            clients = self._client_nids_of(fs, s.name)
+            owned = self._all_nids_of(fs, s.name)
+            mgs_owned = self._all_nids_of(fs, fs.mgs)
             for t in s.targets:
                 for m in _MKFS_NIDS.finditer(t.mkfs):
                     opt = m.group(1)
-                    for nid in _split_nids(m.group(2)):
-                        bad = nid not in (fs.mgs_nids if opt == "mgsnode" else allowed)
-                        if not bad:
-                            continue
-                        line = self._at(fs, f'"name": "{t.name}"')
-                        where = f".servers[{i}].targets"
-                        if opt == "mgsnode":
-                            self._report(
-                                "V-MGS",
-                                fs,
-                                line,
-                                where,
-                                f"{fs.name}: {t.name} --mgsnode {nid} is not an MGS NID "
-                                f"({', '.join(fs.mgs_nids)})",
-                            )
-                        else:
-                            self._report(
-                                "V-NID-NOT-CLIENT",
-                                fs,
-                                line,
-                                where,
-                                f"{fs.name}: {t.name} --{opt} {nid} is not a client NID of "
-                                f"{s.name} or its failover partner",
-                            )
+                    group = _split_nids(m.group(2))
+                    mgs = opt == "mgsnode"
+                    known, usable = (mgs_owned, set(fs.mgs_nids)) if mgs else (owned, clients)
+                    strangers = [n for n in group if n not in known]
+                    if not strangers and usable & set(group):
+                        continue
+                    line = self._at(fs, f'"name": "{t.name}"')
+                    where = f".servers[{i}].targets"
+                    whose = f"the MGS {fs.mgs}" if mgs else s.name
+                    why = (
+                        f"{', '.join(strangers)} is no NID of {whose} or its failover partner"
+                        if strangers
+                        else "none of them is a NID clients may use"
+                    )
+                    self._report(
+                        "V-MGS" if mgs else "V-NID-NOT-CLIENT",
+                        fs,
+                        line,
+                        where,
+                        f"{fs.name}: {t.name} --{opt}={m.group(2)}: {why}",
+                    )

@@ -78,6 +78,7 @@ class Manifest:
     filesystems: dict[str, FileSystem]
     server_nets: dict[str, str] = field(default_factory=dict)
     inventory_digest: str = ""
+    routers: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def line_of(self, *needles: str) -> int:
         """The line of the first ``needles[-1]`` found after each earlier needle in turn
@@ -229,7 +230,23 @@ def parse_manifest(data: bytes, mpath: str) -> Manifest:
         {name: _filesystem(name, fss[name], mpath) for name in sorted(fss)},
         {str(k): v for k, v in sorted(nets.items())},
         str(doc.get("inventory_digest", "")),
+        _routers(doc.get("routers", {}), mpath),
     )
+
+
+def _routers(obj: object, mpath: str) -> dict[str, tuple[str, ...]]:
+    """The optional ``routers`` map (router -> NIDs) as canonical NIDs."""
+    if not isinstance(obj, dict):
+        raise _bad(mpath, '"routers" should map router names to lists of NIDs')
+    out: dict[str, tuple[str, ...]] = {}
+    for name, nids in sorted(obj.items()):
+        if not isinstance(nids, list) or not all(isinstance(n, str) for n in nids):
+            raise _bad(mpath, f'"routers"."{name}" should be a list of NIDs')
+        try:
+            out[str(name)] = tuple(str(nodes.parse_nid(n)) for n in nids)
+        except nodes.NodeSyntaxError as exc:
+            raise _bad(mpath, f'"routers"."{name}": {exc}') from None
+    return out
 
 
 def read_manifest(mpath: str) -> Manifest:

@@ -264,6 +264,9 @@ def index_nids(world: World, manifest: Manifest, out_dir: str | None) -> None:
     for fs in manifest.filesystems.values():
         for s in fs.servers:
             world.own(s.name, s.nids, manifest.path)
+    for name, nids in manifest.routers.items():
+        if name not in owned:
+            world.own(name, nids, manifest.path)
     if out_dir is None:
         return
     owned |= set(world.nid_owner.values())
