@@ -159,6 +159,12 @@ def test_round_trip_generate_diff_is_equal_then_drift_is_found(tmp_path: Path) -
     for sub in ("", "lnetctl", "modprobe"):
         result = diff(str(site), str(out / sub) if sub else str(out))
         assert result.groups == [], (sub, result.groups[:1])
+    # verify reads the same files (tunables included) and proves the routes symmetric, which
+    # is what makes drop_asym_route: 1 safe
+    from lnetgen.verify import verify
+
+    proof = verify(str(out))
+    assert proof.exit_code == 0, proof.errors[:3]
     # the inventory changes: the live files now differ, and the steps say how to fix them
     changed = site_with(tmp_path, TUNABLES.replace("retry_count: 3", "retry_count: 5"), "b.yaml")
     result = diff(str(changed), str(out / "lnetctl"))
