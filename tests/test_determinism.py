@@ -33,7 +33,9 @@ def test_output_does_not_depend_on_the_hash_seed(site: str, tmp_path: Path) -> N
     for seed in SEEDS:
         env = dict(os.environ, PYTHONHASHSEED=seed)
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-        out = tmp_path / f"seed-{seed}"
+        # each run writes beside its own directory: generate locks the parent of --out
+        out = tmp_path / f"seed-{seed}" / "out"
+        out.parent.mkdir()
         procs[seed] = subprocess.Popen(
             [sys.executable, "-m", "lnetgen", "generate", f"sites/{site}.yaml", "--out", str(out)],
             cwd=ROOT,
@@ -45,7 +47,7 @@ def test_output_does_not_depend_on_the_hash_seed(site: str, tmp_path: Path) -> N
     for seed, proc in procs.items():
         stdout, stderr = proc.communicate(timeout=TIMEOUT)
         assert proc.returncode == 0, f"PYTHONHASHSEED={seed}: {stdout}{stderr}"
-    trees = {seed: _tree(tmp_path / f"seed-{seed}") for seed in SEEDS}
+    trees = {seed: _tree(tmp_path / f"seed-{seed}" / "out") for seed in SEEDS}
     first = trees[SEEDS[0]]
     assert len(first) > 3 and "manifest.json" in first and "plan.json" in first
     for seed in SEEDS[1:]:
