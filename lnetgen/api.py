@@ -10,13 +10,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lnetgen import __version__
-from lnetgen.diagnostics import Diagnostic, InputError
+from lnetgen.diagnostics import Diagnostic, UsageError, usage
+from lnetgen.drysolve import dry_solve
 from lnetgen.emit import DEFAULT_FORMATS, REGISTRY, Context, OutFile, lustre
 from lnetgen.emit.readme import readme
 from lnetgen.inventory import load_site
 from lnetgen.model import Site
 from lnetgen.plan import Plan
+from lnetgen.planfile import read_plan, stale_plan
 from lnetgen.solve import solve as _solve
+from lnetgen.verify import VerifyResult
+from lnetgen.verify import verify as _verify
 from lnetgen.write import WriteResult, write_tree
 
 if TYPE_CHECKING:
@@ -25,19 +29,20 @@ if TYPE_CHECKING:
 __all__ = [
     "Generated",
     "generate",
+    "load_plan",
     "load_site",
     "render_files",
     "solve_site",
     "validate",
+    "verify",
     "write_output",
+    "write_tree",
 ]
 
 
 def validate(path: str) -> list[Diagnostic]:
     """All diagnostics for an inventory, its default strategy dry-solved (see
     ``lnetgen.drysolve.dry_solve``); ``info`` notes say which other strategies apply."""
-    from lnetgen.drysolve import dry_solve
-
     return dry_solve(path)[1]
 
 
@@ -45,6 +50,22 @@ def solve_site(path: str, strategy: str | None = None) -> tuple[Site, Plan, list
     """Load, validate and solve; raises ``InputError`` on any error."""
     site, warnings = load_site(path)
     return site, _solve(site, strategy), warnings
+
+
+def load_plan(
+    path: str, strategy: str | None = None, plan_path: str | None = None, *, force: bool = False
+) -> tuple[Site, Plan, list[Diagnostic]]:
+    """The site, its plan and the warnings: solved, or read from ``plan_path`` (a reviewed
+    ``plan.json``) and checked against the site.  A plan solved from another version of the
+    inventory raises ``UsageError`` (``E-PLAN-STALE``), or with ``force`` is used with a
+    warning.  An invalid inventory raises ``InputError``."""
+    if plan_path and strategy:
+        raise UsageError([usage("--plan", "give --strategy or --plan, not both")])
+    plan = read_plan(plan_path) if plan_path else None
+    site, warnings = load_site(path)
+    if plan is None or plan_path is None:
+        return site, _solve(site, strategy), warnings
+    return site, plan, warnings + stale_plan(plan, site, plan_path, force=force)
 
 
 @dataclass
@@ -65,19 +86,8 @@ def parse_formats(text: str | None) -> tuple[list[str], bool]:
         return list(REGISTRY), True
     unknown = [t for t in items if t not in REGISTRY]
     if unknown:
-        raise InputError(
-            [
-                Diagnostic(
-                    "",
-                    0,
-                    0,
-                    "error",
-                    "E-USAGE",
-                    "$",
-                    f"unknown format(s) {', '.join(unknown)}; known: {', '.join(REGISTRY)}",
-                )
-            ]
-        )
+        known = ", ".join(REGISTRY)
+        raise UsageError([usage("--formats", f"unknown {', '.join(unknown)} (known: {known})")])
     return [f for f in REGISTRY if f in items], True
 
 
@@ -137,16 +147,27 @@ def _manifest(
         ],
         "filesystems": {f.name: f.as_dict() for f in fss},
         "server_nets": snets,
+        # the lnetctl and modprobe files name interfaces, not addresses: verify resolves
+        # gateway NIDs to routers from here
+        "routers": {r.name: [i.nid for i in r.interfaces] for r in plan.routers},
     }
     return OutFile(
         "manifest.json", json.dumps(doc, indent=1, sort_keys=True) + "\n", "manifest", "", "site"
     )
 
 
-def generate(path: str, strategy: str | None = None, formats: str | None = None) -> Generated:
-    """Load, validate, solve and render; nothing is written."""
+def generate(
+    path: str,
+    strategy: str | None = None,
+    formats: str | None = None,
+    plan_path: str | None = None,
+    *,
+    force: bool = False,
+) -> Generated:
+    """Load, validate, solve (or read the reviewed ``plan_path``, see ``load_plan``) and
+    render; nothing is written."""
     fmts, explicit = parse_formats(formats)
-    site, plan, warnings = solve_site(path, strategy)
+    site, plan, warnings = load_plan(path, strategy, plan_path, force=force)
     gen = render_files(site, plan, fmts, explicit)
     gen.warnings[:0] = warnings
     return gen
@@ -158,11 +179,27 @@ def write_output(gen: Generated, out: str, *, force: bool = False) -> WriteResul
     return write_tree(out, ((f.path, f.content) for f in gen.files), force=force)
 
 
-def diff(path: str, live_path: str, strategy: str | None = None) -> DiffResult:
-    """Solve the inventory at ``path`` and compare the plan with the live state at
-    ``live_path`` (see ``lnetgen.diff.diff``); returns a ``lnetgen.diff.DiffResult``."""
+def diff(
+    path: str, live_path: str, strategy: str | None = None, plan_path: str | None = None
+) -> DiffResult:
+    """Solve the inventory at ``path`` (or read ``plan_path``) and compare the plan with the
+    live state at ``live_path`` (see ``lnetgen.diff.diff``); returns a ``DiffResult``."""
     from lnetgen.diff import diff as _diff
     from lnetgen.live import read_live
 
-    site, plan, _warnings = solve_site(path, strategy)
+    site, plan, _warnings = load_plan(path, strategy, plan_path)
     return _diff(plan, read_live(live_path), site)
+
+
+def verify(
+    out_dir: str | None,
+    *,
+    live: str | None = None,
+    manifest: str | None = None,
+    hosts: str | None = None,
+    ping: bool = False,
+) -> VerifyResult:
+    """Prove the generated tree ``out_dir`` (or the live dumps at ``live``) deployable, file
+    system by file system (see ``lnetgen.verify.verify``); returns a
+    ``lnetgen.verify.VerifyResult``.  Raises ``InputError`` on unusable input."""
+    return _verify(out_dir, live=live, manifest=manifest, hosts=hosts, ping=ping)

@@ -30,11 +30,18 @@ class Diagnostic:
     hint: str = field(default="", compare=False)
 
     def format(self) -> str:
-        """``file:line:col: severity[code] $.path: message`` (terraform/yamllint style)."""
-        where = self.file or "<input>"
-        if self.line:
-            where += f":{self.line}:{self.col or 1}"
-        text = f"{where}: {self.severity}[{self.code}] {self.path}: {self.message}"
+        """``file:line:col: severity[code] $.path: message`` (terraform/yamllint style).
+
+        A diagnostic without a file is about the command line: ``lnetgen: error[E-USAGE]
+        --option: message`` (its ``path`` names the option or argument; ``$`` is left out)."""
+        if self.file:
+            where = self.file
+            if self.line:
+                where += f":{self.line}:{self.col or 1}"
+            text = f"{where}: {self.severity}[{self.code}] {self.path}: {self.message}"
+        else:
+            option = "" if self.path == "$" else f"{self.path}: "
+            text = f"lnetgen: {self.severity}[{self.code}] {option}{self.message}"
         if self.hint:
             text += f" (hint: {self.hint})"
         return text
@@ -55,6 +62,18 @@ class UsageError(InputError):
     """Raised when the command line or the output place is unusable (a refused ``--out``, a
     locked output, an unknown option value): the CLI exits 2, where an invalid inventory
     exits 1."""
+
+
+def usage(option: str, message: str, code: str = "E-USAGE") -> Diagnostic:
+    """A command-line mistake: printed ``lnetgen: error[E-USAGE] OPTION: message``."""
+    return Diagnostic("", 0, 0, "error", code, option, message)
+
+
+def is_usage(diags: Iterable[Diagnostic]) -> bool:
+    """Whether the errors are all about the command line (``E-USAGE``, or no file named: an
+    unknown OSS, too few free clients): they exit 2, where a located inventory error exits 1."""
+    errs = errors(diags)
+    return bool(errs) and all(d.code == "E-USAGE" or not d.file for d in errs)
 
 
 def errors(diags: Iterable[Diagnostic]) -> list[Diagnostic]:

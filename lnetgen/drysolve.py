@@ -15,7 +15,7 @@ import dataclasses
 import re
 
 from lnetgen.diagnostics import Diagnostic, InputError, errors, json_path
-from lnetgen.inventory import check_source
+from lnetgen.inventory import check_source, check_source_acknowledged
 from lnetgen.model import Site
 from lnetgen.solve import net_names_for, solve
 from lnetgen.strategies import REGISTRY, SolveError
@@ -45,6 +45,27 @@ def dry_solve_source(src: Source) -> tuple[Site | None, list[Diagnostic]]:
     saying that it applies or why not.  Never raises for a user mistake.
     """
     site, diags = check_source(src)
+    return _dry_solve_checked(src, site, diags)
+
+
+def dry_solve_acknowledged(
+    path: str,
+) -> tuple[Site | None, list[Diagnostic], list[Diagnostic]]:
+    """``dry_solve``, with the warnings the inventory's ``acknowledge:`` entries accept set
+    apart (the third item), as ``lnetgen validate`` shows them."""
+    try:
+        src = load_file(path)
+    except InputError as exc:
+        return None, exc.diagnostics, []
+    site, kept, acked = check_source_acknowledged(src)
+    solved, diags = _dry_solve_checked(src, site, kept)
+    return solved, diags, acked
+
+
+def _dry_solve_checked(
+    src: Source, site: Site | None, diags: list[Diagnostic]
+) -> tuple[Site | None, list[Diagnostic]]:
+    """The dry solve of an inventory already checked into ``site`` and ``diags``."""
     if site is None or errors(diags):
         return None, diags
     default = site.strategy.default

@@ -33,7 +33,19 @@ REMOVED_LNDS = {"elan", "ra", "mx", "ptl", "gm", "openib", "qsw", "vib", "iib", 
 MAX_NET_NUMBER = 65535
 
 HOSTNAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})\Z")
-IFACE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]{0,14}\Z")
+#: Words YAML 1.1 resolves to a boolean or null: an interface so named would read back from
+#: /etc/lnet.conf as ``True`` or ``None``, so none may be (nor such a word before an alias label).
+YAML_WORDS = (
+    "y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE"
+    "|on|On|ON|off|Off|OFF|null|Null|NULL"
+)
+#: The schema's interface pattern: Linux rules (IFNAMSIZ - 1 = 15 characters, no '/', no white
+#: space, no ':') plus at most one IP-alias label (``eth0:1``, which LNet's socket LND accepted
+#: historically); never a trailing or doubled ':'.
+IFACE_PATTERN = (
+    r"^(?=.{1,15}$)(?!(?:" + YAML_WORDS + r")(?::|$))[A-Za-z][A-Za-z0-9_.-]*(?::[A-Za-z0-9]+)?$"
+)
+IFACE_RE = re.compile(IFACE_PATTERN.replace("$", r"\Z"))
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}\Z")  # switches, leaves, file systems
 _NET_RE = re.compile(r"^([a-z][a-z0-9]*?)([0-9]*)\Z")
 GUID_RE = re.compile(r"^0x[0-9a-fA-F]{1,16}\Z")

@@ -21,6 +21,9 @@ CLIENT, STORAGE, SERVER = "client", "storage", "server"
 #: ``Route.why``: a primary gateway, an alternate router of the same leaf set, or a router of
 #: the backup group.  The network's own ``why`` says which group or set it is.
 WHY_PRIMARY, WHY_ALTERNATE, WHY_BACKUP = "primary", "alternate", "backup"
+#: ``format_version`` of plan.json: raised when a reader of the previous version would
+#: misread the new one (``lnetgen.planfile`` refuses any other version).
+PLAN_FORMAT_VERSION = 1
 
 
 @dataclass(frozen=True, order=True)
@@ -169,6 +172,7 @@ class Plan:
     def to_dict(self, routes: bool = True) -> dict[str, Any]:
         """Plain data; ``routes=False`` leaves the route lists out (see ``to_json``)."""
         return {
+            "format_version": PLAN_FORMAT_VERSION,
             "site": self.site,
             "strategy": self.strategy,
             "lnetgen_version": self.lnetgen_version,

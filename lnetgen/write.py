@@ -8,10 +8,10 @@ sees either the whole old tree or the whole new one.
 
 The data-safety contract (README, "Data safety"):
 
-* **Lock.** The whole write runs under an exclusive ``flock`` on the *parent* directory of
-  ``target`` (the parent, because the target itself is swapped for a new inode).  A second run
-  writing beside it is refused at once (``E-OUTPUT-LOCKED``) instead of racing it; nothing is
-  left on disk for the lock.
+* **Lock.** The whole write runs under an exclusive ``flock`` on ``.<name>.lnetgen.lock``
+  beside ``target`` (beside, because the target itself is swapped for a new inode); the file is
+  removed at the end.  A second run on the same output is refused at once
+  (``E-OUTPUT-LOCKED``) instead of racing it; outputs side by side are written in parallel.
 * **Ownership.** An existing non-empty ``target`` is replaced only when its ``manifest.json``
   is lnetgen's own (it names ``lnetgen_version`` and lists ``files`` with ``sha256``) and every
   file in it is ``manifest.json`` or listed there.  Anything else -- a ``.git``, a ``NOTES.txt``,
@@ -46,6 +46,7 @@ from lnetgen.diagnostics import Diagnostic, UsageError
 
 MARKER = "manifest.json"  # a directory lnetgen wrote always has one
 _PREFIX = ".lnetgen-"
+_LOCK_SUFFIX = ".lnetgen.lock"  # not _PREFIX: the sweep of temporaries must never match it
 _SHOW = 10  # foreign or edited paths listed in a refusal
 _MANIFEST_MAX = 256 << 20  # bytes of an old manifest read at most
 
@@ -85,26 +86,42 @@ def _exchange(a: str, b: str) -> bool:
 
 @contextmanager
 def output_lock(parent: str, target: str) -> Iterator[None]:
-    """Hold an exclusive, non-blocking ``flock`` on directory ``parent`` for the block.
+    """Hold an exclusive, non-blocking ``flock`` on the lock file ``.<name>.lnetgen.lock``
+    beside ``target`` for the block, and remove the file at the end.
 
-    Raises ``UsageError`` (``E-OUTPUT-LOCKED``) when another process holds it."""
+    The lock is per output directory (outputs side by side are written in parallel) and held on
+    a file beside it, because the directory itself is swapped for a new inode.  A run that
+    locked the file after another removed it sees that the path no longer names its inode and
+    counts as locked out, so removing the file cannot let two runs in.  Raises ``UsageError``
+    (``E-OUTPUT-LOCKED``) when another process holds the lock."""
+    path = os.path.join(parent, f".{os.path.basename(target)}{_LOCK_SUFFIX}")
+    locked_out = _fail(
+        target,
+        f"another lnetgen run is writing this output (it holds {path}); wait for it to finish",
+        "E-OUTPUT-LOCKED",
+    )
     try:
-        fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
-        raise _fail(parent, f"cannot open the output's directory: {exc.strerror}") from None
+        raise _fail(path, f"cannot create the output's lock file: {exc.strerror}") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                raise _fail(
-                    target,
-                    "another lnetgen run is writing beside this output (its directory "
-                    "is locked); wait for it to finish",
-                    "E-OUTPUT-LOCKED",
-                ) from None
-            raise _fail(parent, f"cannot lock: {exc.strerror}") from None
-        yield
+                raise locked_out from None
+            raise _fail(path, f"cannot lock: {exc.strerror}") from None
+        try:
+            same = os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+        except OSError:
+            same = False
+        if not same:  # the holder removed it between our open and our lock
+            raise locked_out
+        try:
+            yield
+        finally:
+            with suppress(OSError):
+                os.unlink(path)  # still holding the lock: nobody else can own this inode
     finally:
         os.close(fd)  # closing the descriptor releases the lock
 

@@ -97,3 +97,32 @@ def test_ibnetdiscover_bad_inputs(tmp_path: Path, content: bytes | None, code: s
     proc = _lnetgen("fabric", "import", "ibnetdiscover", str(path))
     assert proc.returncode == 2
     _located(proc, path, code)
+
+
+def _huge_torus(tmp_path: Path, side: int) -> Path:
+    """12 clients in a ``side``^3 torus (the mini site of the invalid cases)."""
+    text = (ROOT / "tests" / "cases" / "invalid" / "attach-no-leaf" / "site.yaml").read_text()
+    text = text.replace("dims: [2, 2, 2]", f"dims: [{side}, {side}, {side}]")
+    text = text.replace("default: groups", "default: projection")
+    text = text.replace("{switch: core1, port: 3}", "{switch: core1, leaf: L02, port: 3}")
+    site = tmp_path / "huge.yaml"
+    site.write_text(text)
+    return site
+
+
+def test_validate_and_generate_scale_with_nodes_not_the_box(tmp_path: Path) -> None:
+    """A 512^3 torus with 12 clients made validate use 4.1 GB (1024^3: an 8 GiB allocation)."""
+    site = _huge_torus(tmp_path, 1024)
+    proc = _lnetgen("validate", str(site))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = _lnetgen("generate", str(site), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_analyze_of_a_huge_box_is_refused_not_allocated(tmp_path: Path) -> None:
+    """``analyze`` of a 256^3 torus took 4.3 GB; link loads are dense, so their bound is
+    checked before anything is allocated."""
+    site = _huge_torus(tmp_path, 512)
+    for args in (["analyze"], ["compare"], ["report", "--out", str(tmp_path / "r.html")]):
+        proc = _lnetgen(*args, str(site))
+        _located(proc, site, "E-TORUS-SIZE")

@@ -33,9 +33,7 @@ def test_output_does_not_depend_on_the_hash_seed(site: str, tmp_path: Path) -> N
     for seed in SEEDS:
         env = dict(os.environ, PYTHONHASHSEED=seed)
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-        # each run writes beside its own directory: generate locks the parent of --out
-        out = tmp_path / f"seed-{seed}" / "out"
-        out.parent.mkdir()
+        out = tmp_path / f"seed-{seed}" / "out"  # own parent: generate locks the parent
         procs[seed] = subprocess.Popen(
             [sys.executable, "-m", "lnetgen", "generate", f"sites/{site}.yaml", "--out", str(out)],
             cwd=ROOT,

@@ -187,6 +187,6 @@ def test_cli_generate_and_bad_strategy(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert (tmp_path / "o" / "lnetctl" / "clients-gni.yaml").exists()
     res = runner.invoke(main, ["generate", DEMO, "-s", "nope", "--out", str(tmp_path / "p")])
-    assert res.exit_code == 1 and "unknown strategy" in res.output
+    assert res.exit_code == 2 and "error[E-USAGE] --strategy: unknown strategy" in res.output
     assert not (tmp_path / "p").exists()
     assert "Traceback" not in res.output

@@ -213,7 +213,7 @@ def test_cli_exit_codes_and_json(monkeypatch: pytest.MonkeyPatch) -> None:
         ("empty-file", 1),
         ("binary-file", 1),
         ("yaml-syntax-bracket", 1),
-        ("file-is-directory", 1),
+        ("file-is-directory", 2),  # SITE must be a file: an input error
         ("schema-errors-and-meaning", 1),
         ("router-spread", 0),  # warnings only
     ],
@@ -226,8 +226,11 @@ def test_cli_never_a_traceback(case: str, code: int, monkeypatch: pytest.MonkeyP
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     assert result.exit_code == code, result.output
     assert "Traceback" not in result.output
-    summary = "valid" if code == 0 else "invalid"
-    assert f"site.yaml: {summary} (" in result.output
+    if code == 2:  # not an inventory at all: no verdict, the located reason
+        assert "site.yaml: error[E-FILE] $: is a directory" in result.output
+    else:
+        summary = "valid" if code == 0 else "invalid"
+        assert f"site.yaml: {summary} (" in result.output
 
 
 # ----------------------------------------------------------------------------- robustness
@@ -326,3 +329,29 @@ def test_arbitrary_text_never_raises(text: str) -> None:
         return
     _site, diags = check_source(src)
     assert diags and all(d.code in CODES for d in diags)
+
+
+# ----------------------------------------------------------------------------- acknowledge
+
+
+def test_an_acknowledged_warning_is_listed_by_validate_only(tmp_path: Path) -> None:
+    """Wolf's W-IO-SAME-PORT was repeated by every command; acknowledged in the inventory, only
+    validate lists it (as acknowledged, with the reason)."""
+    from lnetgen.cli import main
+
+    text = (ROOT / "sites" / "wolf.yaml").read_text(encoding="utf-8")
+    site = tmp_path / "wolf.yaml"
+    ack = '\nacknowledge:\n  - code: W-IO-SAME-PORT\n    reason: "recabling in May"\n'
+    site.write_text(text + ack, encoding="utf-8")
+    runner = CliRunner()
+    r = runner.invoke(main, ["validate", str(site)])
+    assert r.exit_code == 0, r.output
+    assert "acknowledged[W-IO-SAME-PORT] $.routers[0].client.attach.port: 24 IO nodes" in r.output
+    assert "(hint: acknowledged: recabling in May)" in r.output
+    assert "valid (0 error(s), 0 warning(s), " in r.output and " 1 acknowledged)" in r.output
+    doc = json.loads(runner.invoke(main, ["validate", "--format", "json", str(site)]).stdout)
+    assert doc["warnings"] == 0 and [d["code"] for d in doc["acknowledged"]] == ["W-IO-SAME-PORT"]
+    r = runner.invoke(main, ["solve", str(site)])
+    assert r.exit_code == 0 and "W-IO-SAME-PORT" not in r.output
+    plain = runner.invoke(main, ["solve", str(ROOT / "sites" / "wolf.yaml")])
+    assert "warning[W-IO-SAME-PORT]" in plain.output  # without the entry it is repeated

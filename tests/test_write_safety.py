@@ -70,7 +70,7 @@ def test_two_processes_on_one_out_leave_a_whole_tree(tmp_path: Path) -> None:
             assert rc == 0 or "E-OUTPUT-LOCKED" in err, err
             assert "Traceback" not in err
         _consistent(out)
-        assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.lnetgen-")]
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.lnetgen")]
 
 
 def test_git_checkout_as_out_is_refused_and_kept(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ This package is the only place that imports click or prints; one module per comm
 (``diff``, ``analyze``, ``fabric``, ``report``) registers itself at the end of this file.
 
 Exit codes (like diff(1)): 0 ok; 1 findings (invalid inventory, drift, failed checks);
-2 usage or input error.  This is the only module that imports click or prints.
+2 usage or input error (see ``lnetgen.cli.common``).  This is the only package that imports
+click or prints.
 """
 
 from __future__ import annotations
@@ -19,13 +20,20 @@ from lnetgen.cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
     STRATEGY_OPT,
+    Lnetgen,
+    force_option,
     handles_input_errors,
+    plan_option,
+    site_argument,
 )
 from lnetgen.cli.common import print_diags as _print_diags
 from lnetgen.diagnostics import errors, to_json
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=Lnetgen,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, prog_name="lnetgen")
 def main() -> None:
     """Plan, generate, diff and analyze Lustre LNet fine-grained routing.
@@ -35,31 +43,35 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("site", type=click.Path(dir_okay=True, allow_dash=False))
+@site_argument
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 def validate(site: str, fmt: str) -> None:
     """Check an inventory: schema, then meaning, then a dry solve of its default strategy
-    (other strategies are listed as notes).  Exit 0 valid, 1 errors, 2 usage."""
-    import os
+    (other strategies are listed as notes).  Exit 0 valid, 1 errors, 2 usage (a missing,
+    unreadable or directory SITE, a bad option)."""
+    import json
 
-    from lnetgen.drysolve import dry_solve
+    from lnetgen.drysolve import dry_solve_acknowledged
 
-    if not os.path.exists(site):
-        raise click.BadParameter(f"{site}: no such file", param_hint="SITE")
-    _site, diags = dry_solve(site)
+    _site, diags, acked = dry_solve_acknowledged(site)
     if fmt == "json":
-        click.echo(to_json(diags))
+        doc = json.loads(to_json(diags))
+        doc["acknowledged"] = [d.as_dict() for d in acked]
+        click.echo(json.dumps(doc, indent=2, sort_keys=True))
     else:
         _print_diags(diags, err=False)
+        for d in acked:  # accepted by the inventory's acknowledge: entries, still listed here
+            click.echo(d.format().replace(f"warning[{d.code}]", f"acknowledged[{d.code}]", 1))
         nerr = len(errors(diags))
         nwarn = sum(1 for d in diags if d.severity == "warning")
         ninfo = sum(1 for d in diags if d.severity == "info")
         notes = f", {ninfo} note(s)" if ninfo else ""
+        tail = f", {len(acked)} acknowledged" if acked else ""
         click.echo(
-            f"{site}: {'valid' if not nerr else 'invalid'} "
-            f"({nerr} error(s), {nwarn} warning(s){notes})"
+            f"{site}: {'valid' if not nerr else 'invalid'} ({nerr} error(s), {nwarn} "
+            f"warning(s){notes}{tail})"
         )
     sys.exit(EXIT_FINDINGS if errors(diags) else EXIT_OK)
 
@@ -74,10 +86,19 @@ def schema(which: str | None) -> None:
 
 
 @main.command()
-def strategies() -> None:
-    """List the routing layouts, one line each."""
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+def strategies(fmt: str) -> None:
+    """List the routing layouts, one line each (or a JSON list of {name, summary})."""
+    import json
+
     from lnetgen.strategies import REGISTRY
 
+    if fmt == "json":
+        items = [{"name": n, "summary": s.summary} for n, s in REGISTRY.items()]
+        click.echo(json.dumps(items, indent=1, sort_keys=True))
+        return
     width = max(len(n) for n in REGISTRY)
     for name, strat in REGISTRY.items():
         click.echo(f"{name:<{width}}  {strat.summary}")
@@ -91,7 +112,9 @@ def _summary(plan: Any) -> list[str]:
         f"  client classes   {st['client_classes']}",
         f"  routes/client    {st['routes_per_client']['min']}-{st['routes_per_client']['max']}",
         f"  router load      {st['router_load']['min']}-{st['router_load']['max']} "
-        "clients per router, summed over nets (priority 0)",
+        "clients per router as LNet spreads them (a client with k priority-0 gateways counts "
+        "1/k on each), summed over nets",
+        "                   (analyze and report count every client routed through a router whole)",
     ]
     if st.get("idle_routers"):
         lines.append(f"  idle routers     {st['idle_routers']}")
@@ -101,12 +124,12 @@ def _summary(plan: Any) -> list[str]:
 
 
 @main.command()
-@click.argument("site", type=click.Path(exists=True, dir_okay=False))
+@site_argument
 @STRATEGY_OPT
 @click.option(
     "--out",
     "out",
-    type=click.Path(dir_okay=False, writable=True),
+    type=click.Path(dir_okay=False),
     default=None,
     help="write plan.json here",
 )
@@ -118,7 +141,7 @@ def _summary(plan: Any) -> list[str]:
     show_default=True,
     help="json prints the plan on stdout",
 )
-@handles_input_errors()
+@handles_input_errors(writes=True)
 def solve(site: str, strategy: str | None, out: str | None, fmt: str) -> None:
     """Solve SITE into a routing plan; print a summary (or the plan with --format json)."""
     from lnetgen.api import solve_site
@@ -136,8 +159,9 @@ def solve(site: str, strategy: str | None, out: str | None, fmt: str) -> None:
 
 
 @main.command()
-@click.argument("site", type=click.Path(exists=True, dir_okay=False))
+@site_argument
 @STRATEGY_OPT
+@plan_option
 @click.option(
     "--out",
     "-o",
@@ -155,32 +179,62 @@ def solve(site: str, strategy: str | None, out: str | None, fmt: str) -> None:
     help="comma-separated emitters, or 'all' (default: every emitter; modprobe is "
     "skipped with a warning when a routes= string exceeds 1024 bytes)",
 )
-@click.option(
-    "--force",
-    is_flag=True,
-    help="overwrite files in --out that were edited by hand since lnetgen wrote them "
-    "(files lnetgen did not write are never deleted)",
+@force_option(
+    "overwrite files in --out that were edited by hand since lnetgen wrote them (files "
+    "lnetgen did not write are never deleted); with --plan, also use a plan solved from "
+    "another version of SITE"
 )
-@handles_input_errors()
-def generate(site: str, strategy: str | None, out: str, formats: str | None, force: bool) -> None:
-    """Solve SITE and write everything a site deploys into --out.
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: what was written, unchanged, removed and skipped",
+)
+@handles_input_errors(writes=True)
+def generate(
+    site: str,
+    strategy: str | None,
+    plan_path: str | None,
+    out: str,
+    formats: str | None,
+    force: bool,
+    fmt: str,
+) -> None:
+    """Solve SITE (or take the reviewed --plan) and write everything a site deploys into --out.
 
     --out is replaced atomically under a lock; only files listed in its manifest.json with
-    their recorded sha256 are ever replaced or deleted."""
+    their recorded sha256 are ever replaced or deleted.  With --plan the tree is exactly the
+    one solving would write for that plan."""
+    import json
+
     from lnetgen.api import generate as gen_fn
     from lnetgen.api import write_output
 
-    gen = gen_fn(site, strategy, formats)
+    gen = gen_fn(site, strategy, formats, plan_path, force=force)
     _print_diags(gen.warnings)
     result = write_output(gen, out, force=force)
+    if fmt == "json":
+        doc = {
+            "out": out,
+            "strategy": gen.plan.strategy,
+            "files": len(gen.files),
+            "written": sorted(result.written),
+            "unchanged": sorted(result.unchanged),
+            "removed": sorted(result.removed),
+            "skipped": dict(sorted(gen.skipped.items())),
+            "warnings": [d.as_dict() for d in gen.warnings],
+        }
+        click.echo(json.dumps(doc, indent=1, sort_keys=True))
+        return
     click.echo(
         f"{out}: {len(gen.files)} files ({len(result.written)} written, "
         f"{len(result.unchanged)} unchanged, {len(result.removed)} removed); "
         f"strategy {gen.plan.strategy}"
     )
-    for fmt, reason in sorted(gen.skipped.items()):
-        click.echo(f"  {fmt}: skipped", err=True)
-        del reason
+    for name, reason in sorted(gen.skipped.items()):
+        click.echo(f"  {name}: skipped ({reason})", err=True)
 
 
 # ---- command families in their own modules
@@ -190,6 +244,9 @@ main.add_command(_fabric.command)
 from lnetgen.cli import diff as _diff  # noqa: E402
 
 main.add_command(_diff.command, "diff")
+from lnetgen.cli import verify as _verify  # noqa: E402
+
+main.add_command(_verify.command, "verify")
 from lnetgen.cli import analyze as _analyze  # noqa: E402
 
 for _cmd in _analyze.COMMANDS:
@@ -197,3 +254,6 @@ for _cmd in _analyze.COMMANDS:
 from lnetgen.cli import report as _report  # noqa: E402
 
 main.add_command(_report.command)
+from lnetgen.cli import collect as _collect  # noqa: E402
+
+main.add_command(_collect.command)

@@ -15,12 +15,15 @@ import click
 
 from lnetgen.cli.common import (
     EXIT_FINDINGS,
-    EXIT_INPUT,
     EXIT_OK,
     STRATEGY_OPT,
+    force_option,
     handles_input_errors,
     model_options,
+    nodeset_option,
     print_diags,
+    seed_option,
+    site_argument,
 )
 from lnetgen.cli.place import format_placement, place_clients_cmd, place_group, place_osts_cmd
 from lnetgen.cli.siteplan import format_option, load_plan, model_settings, num, plan_option
@@ -37,25 +40,26 @@ def _pct(x: float) -> str:
 
 
 @click.command("analyze")
-@click.argument("site", type=click.Path(exists=True, dir_okay=False))
+@site_argument
 @STRATEGY_OPT
 @plan_option
+@force_option("use a --plan solved from another version of SITE")
 @format_option
-@click.option(
+@nodeset_option(
     "--fail",
     "fail",
-    multiple=True,
-    metavar="NAME",
-    help="fail a router, a leaf (core1/L01) or switch (all its routers), or a storage net or "
-    "group (its priority-0 routers); repeatable",
+    metavar="NAMES",
+    help="fail routers (a node set: 'rtr[01-02]'), a leaf (core1/L01) or switch (all its "
+    "routers), or a storage net or group (its priority-0 routers); repeatable",
 )
 @click.option("--all", "show_all", is_flag=True, help="list every hurt pair and every router")
 @model_options
-@handles_input_errors(EXIT_INPUT)
+@handles_input_errors()
 def analyze_cmd(
     site: str,
     strategy: str | None,
     plan_path: str | None,
+    force: bool,
     fmt: str,
     fail: tuple[str, ...],
     show_all: bool,
@@ -71,12 +75,12 @@ def analyze_cmd(
     and either the N-1 summary (worst single-router failure) or, with --fail, every (client
     class, storage net) and (servers, client net) pair that loses its planned routes.
 
-    Exit status: 0 ok; 1 findings (routes dead on paper, missing hop counts) or, with --fail,
-    a pair left without any live route; 2 bad input or usage.
+    Exit status: 0 ok; 1 findings (routes dead on paper, missing hop counts, an invalid
+    inventory) or, with --fail, a pair left without any live route; 2 bad input or usage.
     """
     from lnetgen.analyze import LOST, analyze
 
-    site_obj, plan = load_plan(site, strategy, plan_path)
+    site_obj, plan = load_plan(site, strategy, plan_path, force)
     result = analyze(
         site_obj, plan, fail=fail, settings=model_settings(link_mb_s, ost_mb_s, weight_by)
     )
@@ -164,7 +168,9 @@ def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
         if len(routers) < len(t.routers):
             out.append(f"  ... {len(t.routers) - len(routers)} more routers (--all)")
         out.append(
-            "  (link columns: share of the router's own flows on the link to that neighbour)"
+            "  (clients: every client routed through the router, counted whole -- `solve` "
+            "divides a client by its gateways; link columns: share of the router's own flows "
+            "on the link to that neighbour)"
         )
     out.append("")
     out.extend(_failure_lines(a, show_all))
@@ -240,7 +246,7 @@ def _failure_lines(a: Analysis, show_all: bool) -> list[str]:
 
 
 @click.command("compare")
-@click.argument("site", type=click.Path(exists=True, dir_okay=False))
+@site_argument
 @format_option
 @click.option(
     "--strategies",
@@ -249,9 +255,9 @@ def _failure_lines(a: Analysis, show_all: bool) -> list[str]:
     metavar="LIST",
     help="comma-separated strategies (default: all)",
 )
-@click.option("--seed", default=0, show_default=True, help="seed of the random placement")
+@seed_option("seed of the random placement")
 @model_options
-@handles_input_errors(EXIT_INPUT)
+@handles_input_errors()
 def compare_cmd(
     site: str,
     fmt: str,
@@ -269,10 +275,12 @@ def compare_cmd(
     per OST, chosen by `lnetgen place clients`, in node order, or at random (writes/reads);
     N-1: the worst single-router failure (clients x nets lost / falling back).
 
-    Exit status: 0 ok, 1 a strategy could not be solved, 2 bad input or usage.
+    Exit status: 0 ok, 1 a strategy could not be solved or an invalid inventory, 2 bad input
+    or usage.
     """
     from lnetgen.analyze import compare
     from lnetgen.api import load_site
+    from lnetgen.diagnostics import UsageError, usage
     from lnetgen.solve import strategy_names
 
     site_obj, warnings = load_site(site)
@@ -282,9 +290,9 @@ def compare_cmd(
         names = [s.strip() for s in only.split(",") if s.strip()]
         unknown = [s for s in names if s not in strategy_names()]
         if unknown:
-            raise click.BadParameter(
-                f"unknown {', '.join(unknown)} (known: {', '.join(strategy_names())})",
-                param_hint="--strategies",
+            known = ", ".join(strategy_names())
+            raise UsageError(
+                [usage("--strategies", f"unknown {', '.join(unknown)} (known: {known})")]
             )
     rows = compare(site_obj, names, model_settings(link_mb_s, ost_mb_s, weight_by), seed)
     if fmt == "json":

@@ -1,15 +1,24 @@
-"""Helpers shared by the command modules: diagnostics printing and exit codes."""
+"""Helpers shared by the command modules: the exit-code contract (``handles_input_errors`` and
+the ``Lnetgen`` group that reports click's own usage errors in lnetgen's form), diagnostics
+printing, and the options several commands share (``SITE``, ``--strategy``, ``--plan``,
+``--force``, ``--seed``, the model's settings).
+
+Exit codes: 0 ok; 1 findings, including an invalid inventory; 2 usage or input error (a bad
+option value, a missing or unreadable SITE, a bad or stale ``--plan``, a refused output).
+"""
 
 from __future__ import annotations
 
+import itertools
+import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import wraps
 from typing import Any, TypeVar
 
 import click
 
-from lnetgen.diagnostics import Diagnostic, InputError, UsageError, errors
+from lnetgen.diagnostics import Diagnostic, InputError, UsageError, errors, is_usage, to_json, usage
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -21,10 +30,12 @@ def print_diags(diags: Iterable[Diagnostic], err: bool = True) -> None:
         click.echo(d.format(), err=err)
 
 
-def handles_input_errors(code: int = EXIT_FINDINGS, writes: bool = True) -> Callable[[F], F]:
-    """Turn an ``InputError`` into its diagnostics on stderr and exit ``code`` (a
-    ``UsageError`` -- refused output, bad option value -- always exits 2).  ``writes`` says
-    whether the command writes output (then the summary says nothing was written)."""
+def handles_input_errors(code: int = EXIT_FINDINGS, writes: bool = False) -> Callable[[F], F]:
+    """Turn an ``InputError`` into its diagnostics on stderr and exit ``code`` (1: an invalid
+    inventory is a finding).  A ``UsageError`` (refused output, bad option value, bad plan) or
+    an error whose diagnostics are all ``E-USAGE`` exits 2.  With ``--format json`` the
+    diagnostics are also printed on stdout as JSON.  ``writes`` says whether the command
+    writes output (then the summary says nothing was written)."""
 
     def deco(fn: F) -> F:
         @wraps(fn)
@@ -32,15 +43,153 @@ def handles_input_errors(code: int = EXIT_FINDINGS, writes: bool = True) -> Call
             try:
                 return fn(*args, **kwargs)
             except InputError as exc:
-                print_diags(exc.diagnostics)
-                n = len(errors(exc.diagnostics))
-                tail = "; nothing written" if writes else ""
-                click.echo(f"lnetgen: {n} error(s){tail}", err=True)
-                sys.exit(EXIT_INPUT if isinstance(exc, UsageError) else code)
+                fail(exc, kwargs.get("fmt") == "json", code, writes)
 
         return inner  # type: ignore[return-value]
 
     return deco
+
+
+def fail(exc: InputError, as_json: bool, code: int = EXIT_FINDINGS, writes: bool = False) -> None:
+    """Print ``exc`` (and its JSON on stdout when ``as_json``) and exit."""
+    if as_json:
+        click.echo(to_json(exc.diagnostics))
+    print_diags(exc.diagnostics)
+    n = len(errors(exc.diagnostics))
+    tail = "; nothing written" if writes else ""
+    click.echo(f"lnetgen: {n} error(s){tail}", err=True)
+    bad_input = isinstance(exc, UsageError) or is_usage(exc.diagnostics)
+    sys.exit(EXIT_INPUT if bad_input else code)
+
+
+def as_input_error(exc: InputError) -> UsageError:
+    """``exc`` as an input error (exit 2): for inputs other than the inventory."""
+    return exc if isinstance(exc, UsageError) else UsageError(exc.diagnostics)
+
+
+# ---------------------------------------------------------------- click's own usage errors
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    return "--format=json" in argv or any(
+        a == "--format" and b == "json" for a, b in itertools.pairwise(argv)
+    )
+
+
+def _click_diag(exc: click.ClickException) -> Diagnostic:
+    """A click error as ``lnetgen: error[E-USAGE] --option: message``."""
+    if isinstance(exc, click.BadParameter) and not isinstance(exc, click.MissingParameter):
+        param = exc.param
+        if isinstance(param, click.Option):
+            where = max(param.opts, key=len)
+        elif param is not None:
+            where = param.human_readable_name
+        else:
+            where = str(exc.param_hint or "$")
+        return usage(where, exc.message)
+    if isinstance(exc, click.NoSuchOption):
+        return usage(exc.option_name, "no such option" + _possibilities(exc))
+    return usage("$", exc.format_message())
+
+
+def _possibilities(exc: click.NoSuchOption) -> str:
+    if not exc.possibilities:
+        return ""
+    return f" (did you mean {', '.join(sorted(exc.possibilities))}?)"
+
+
+class DiagnosticsError(click.ClickException):
+    """A usage or input error found while click parses the command line, with lnetgen's
+    diagnostics (exit 2, also when a command is invoked without the ``lnetgen`` group)."""
+
+    exit_code = EXIT_INPUT
+
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        super().__init__("; ".join(d.format() for d in diagnostics))
+        self.diagnostics = diagnostics
+
+    def show(self, file: Any = None) -> None:
+        del file
+        print_diags(self.diagnostics)
+
+
+class Lnetgen(click.Group):
+    """The ``lnetgen`` group: click's usage errors (unknown option, bad value, missing argument)
+    are printed as ``lnetgen: error[E-USAGE] --option: message`` -- or as JSON diagnostics on
+    stdout when the command line asks for ``--format json`` -- and exit 2."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        try:
+            rv = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.ClickException as exc:
+            diags = exc.diagnostics if isinstance(exc, DiagnosticsError) else [_click_diag(exc)]
+            if _wants_json(argv):
+                click.echo(to_json(diags))
+            print_diags(diags)
+            ctx = getattr(exc, "ctx", None)
+            if ctx is not None:
+                click.echo(f"Try '{ctx.command_path} --help' for help.", err=True)
+            sys.exit(EXIT_INPUT)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(EXIT_FINDINGS)
+        if not standalone_mode:
+            return rv
+        sys.exit(rv if isinstance(rv, int) else EXIT_OK)
+
+
+# ---------------------------------------------------------------- shared options
+
+
+def _site_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """SITE must be a readable file: missing, a directory or unreadable is an input error
+    (``E-FILE``, exit 2), where an inventory that reads but is wrong exits 1."""
+    del ctx, param
+    if value is None:
+        return None
+    problem = ""
+    if not os.path.lexists(value):
+        problem = "no such file"
+    elif os.path.isdir(value):
+        problem = "is a directory, expected an inventory file"
+    elif not os.access(value, os.R_OK):
+        problem = "cannot be read (permission denied)"
+    if problem:
+        raise DiagnosticsError([Diagnostic(value, 0, 0, "error", "E-FILE", "$", problem)])
+    return value
+
+
+def site_argument(fn: F) -> F:
+    """``SITE``: the inventory file (checked to be a readable file before anything runs)."""
+    return click.argument("site", type=click.Path(), callback=_site_file)(fn)
+
+
+def _strategy(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    del ctx, param
+    if value is None:
+        return None
+    from lnetgen.solve import strategy_names
+
+    known = strategy_names()
+    if value not in known:
+        raise click.BadParameter(f"unknown strategy {value!r} (known: {', '.join(known)})")
+    return value
+
+
+def _complete_strategy(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """Shell completion of ``--strategy``: the registered layouts."""
+    del ctx, param
+    from lnetgen.solve import strategy_names
+
+    return [n for n in strategy_names() if n.startswith(incomplete)]
 
 
 STRATEGY_OPT = click.option(
@@ -48,8 +197,64 @@ STRATEGY_OPT = click.option(
     "-s",
     default=None,
     metavar="NAME",
+    callback=_strategy,
+    shell_complete=_complete_strategy,
     help="layout (see `lnetgen strategies`); default: the inventory's strategy.default",
 )
+
+
+#: The most names one node-set option may expand to (a typo like ``n[1-999999999]`` is refused
+#: before ClusterShell builds it).
+MAX_NODESET = 1_000_000
+
+
+def _nodesets(ctx: click.Context, param: click.Parameter, value: Any) -> tuple[str, ...]:
+    """A repeatable option whose values are ClusterShell node sets (``rtr[01-02]``,
+    ``oss01,oss02``): the names, in the order given, each once."""
+    del ctx, param
+    from lnetgen import nodes
+
+    out: dict[str, None] = {}
+    for text in value or ():
+        if nodes.count(text) > MAX_NODESET:
+            raise click.BadParameter(f"{text!r} names more than {MAX_NODESET:,} nodes")
+        try:
+            names = nodes.expand(text)
+        except nodes.NodeSyntaxError as exc:
+            raise click.BadParameter(f"{text!r} is not a node set: {exc}") from None
+        out.update(dict.fromkeys(n for n in names if n.strip()))
+    return tuple(out)
+
+
+def nodeset_option(*decls: str, **kwargs: Any) -> Callable[[F], F]:
+    """A repeatable option taking names or node sets (``--oss 'oss[01-02]'``)."""
+    return click.option(*decls, multiple=True, callback=_nodesets, **kwargs)
+
+
+def plan_option(fn: F) -> F:
+    """``--plan plan.json`` (from ``lnetgen solve --out``): use this reviewed plan instead of
+    solving SITE.  Refused when SITE changed since (unless ``--force``)."""
+    return click.option(
+        "--plan",
+        "plan_path",
+        type=click.Path(exists=True, dir_okay=False),
+        default=None,
+        metavar="PLAN",
+        help="use this plan.json (from `lnetgen solve --out`) instead of solving SITE; "
+        "refused when SITE changed since, unless --force",
+    )(fn)
+
+
+def force_option(help_text: str) -> Callable[[F], F]:
+    """``--force``, with the command's own meaning."""
+    return click.option("--force", is_flag=True, help=help_text)
+
+
+def seed_option(help_text: str) -> Callable[[F], F]:
+    """``--seed N``: a random generator's seed, 0 to 2**32-1."""
+    return click.option(
+        "--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True, help=help_text
+    )
 
 
 def model_options(fn: F) -> F:

@@ -3,16 +3,32 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from lnetgen.cli.common import EXIT_INPUT, STRATEGY_OPT, handles_input_errors, print_diags
+from lnetgen.cli.common import (
+    STRATEGY_OPT,
+    as_input_error,
+    force_option,
+    handles_input_errors,
+    plan_option,
+    print_diags,
+    site_argument,
+)
+from lnetgen.diagnostics import InputError
+
+if TYPE_CHECKING:
+    from lnetgen.live import LiveSet
 
 
 @click.command("diff")
-@click.argument("site", type=click.Path(dir_okay=False))
+@site_argument
 @STRATEGY_OPT
+@plan_option
+@force_option("use a --plan solved from another version of SITE")
 @click.option(
     "--live",
     "live_path",
@@ -22,33 +38,68 @@ from lnetgen.cli.common import EXIT_INPUT, STRATEGY_OPT, handles_input_errors, p
     "dump, or an `lnetgen generate` output directory",
 )
 @click.option(
+    "--hosts",
+    "scope",
+    default=None,
+    metavar="NODESET",
+    help="compare only these hosts: hosts outside are neither missing nor unknown "
+    "(default: every host of the plan; for a single dump file, the host it names)",
+)
+@click.option(
+    "--host",
+    "host",
+    default=None,
+    metavar="NAME",
+    help="the host a single dump file belongs to (default: its file name, e.g. rtr01.yaml)",
+)
+@click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 @click.option(
     "--plan-changes",
     is_flag=True,
-    help="also print the changes as ordered lnetctl steps per node set",
+    help="also print the changes as ordered steps, one `clush -w NODESET 'command'` line "
+    "each, saying which steps are live and which need an outage",
 )
-@handles_input_errors(EXIT_INPUT, writes=False)
-def command(site: str, strategy: str | None, live_path: str, fmt: str, plan_changes: bool) -> None:
-    """Compare the plan for SITE with the live LNet state in PATH.
+@handles_input_errors()
+def command(
+    site: str,
+    strategy: str | None,
+    plan_path: str | None,
+    force: bool,
+    live_path: str,
+    scope: str | None,
+    host: str | None,
+    fmt: str,
+    plan_changes: bool,
+) -> None:
+    """Compare the plan for SITE (or the reviewed --plan) with the live LNet state in PATH.
 
     Dumps may be `lnetctl export [--backup]`, `lnetctl route show -v`, `lnetctl net show`,
     `lctl get_param -n routes`, `lctl show_route` or modprobe `options lnet` files; the
-    format is detected from the content.
+    format is detected from the content.  `lnetgen collect` gathers them.
 
     Exit status: 0 live equals the plan, 1 differences (or missing, unknown or unreadable
-    dumps), 2 bad input (inventory, unreadable PATH, usage).
+    dumps) or an invalid inventory, 2 bad input (unreadable PATH, bad --plan, usage).
     """
-    from lnetgen.api import solve_site
+    from lnetgen.api import load_plan
     from lnetgen.diff import diff, format_steps, format_text, to_dict
     from lnetgen.diff import plan_changes as order
     from lnetgen.live import read_live
 
-    site_obj, plan, warnings = solve_site(site, strategy)
+    hosts = _scope(scope)
+    site_obj, plan, warnings = load_plan(site, strategy, plan_path, force=force)
     print_diags(warnings)
-    live = read_live(live_path)
-    result = diff(plan, live, site_obj)
+    try:
+        live = read_live(live_path)
+    except InputError as exc:
+        raise as_input_error(exc) from None
+    single = not os.path.isdir(live_path)
+    if host is not None:
+        live = _rename(live, host, live_path, single)
+    if hosts is None and single:
+        hosts = set(live.hosts) | live.error_hosts
+    result = diff(plan, live, site_obj, hosts=hosts)
     steps = order(result) if plan_changes else None
     if fmt == "json":
         click.echo(json.dumps(to_dict(result, steps), indent=1, sort_keys=True))
@@ -58,3 +109,37 @@ def command(site: str, strategy: str | None, live_path: str, fmt: str, plan_chan
             click.echo("")
             click.echo(format_steps(steps, result), nl=False)
     sys.exit(result.exit_code)
+
+
+def _scope(text: str | None) -> set[str] | None:
+    from lnetgen import nodes
+    from lnetgen.cli.common import MAX_NODESET
+
+    if text is None:
+        return None
+    if nodes.count(text) > MAX_NODESET:
+        raise click.BadParameter(f"names more than {MAX_NODESET:,} hosts", param_hint="--hosts")
+    try:
+        return set(nodes.expand(text))
+    except nodes.NodeSyntaxError as exc:
+        raise click.BadParameter(
+            f"{text!r} is not a node set: {exc}", param_hint="--hosts"
+        ) from None
+
+
+def _rename(live: LiveSet, host: str, path: str, single: bool) -> LiveSet:
+    """``live`` with its one host called ``host`` (``--host``)."""
+    import dataclasses
+
+    names = set(live.hosts) | live.error_hosts
+    if not single or len(names) != 1:
+        raise click.BadParameter(
+            f"{path} is not a single dump file; --host names the host of one file",
+            param_hint="--host",
+        )
+    return dataclasses.replace(
+        live,
+        hosts={host: state for state in live.hosts.values()},  # noqa: B035 (one host)
+        files={host: files for files in live.files.values()},  # noqa: B035 (one host)
+        error_hosts={host} if live.error_hosts else set(),
+    )

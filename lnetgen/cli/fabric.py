@@ -8,16 +8,26 @@ Exit status: 0 ok (``check`` also when OpenSM/ibsim are not installed: it says i
 
 from __future__ import annotations
 
+import json
+import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from lnetgen.cli.common import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, handles_input_errors
+from lnetgen.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_INPUT,
+    EXIT_OK,
+    handles_input_errors,
+    site_argument,
+)
 from lnetgen.cli.common import print_diags as _print_diags
 
 if TYPE_CHECKING:
     from lnetgen.fabric.simulate import CheckRow
+    from lnetgen.fabric.trace import Direction
+    from lnetgen.model import Site
 
 BOUND = 2.0  # the recommended layout's busiest leaf uplink may carry at most 2x the best case
 
@@ -91,7 +101,7 @@ def import_(kind: str, file: str, name: str | None, role: str, out: str | None) 
 
 
 @command.command()
-@click.argument("site", type=click.Path(exists=True, dir_okay=False))
+@site_argument
 @click.option("--format", "fmt", type=click.Choice(["ibsim"]), default="ibsim", show_default=True)
 @click.option(
     "--fabric",
@@ -107,7 +117,7 @@ def import_(kind: str, file: str, name: str | None, role: str, out: str | None) 
     default=None,
     help="write the net file here instead of stdout",
 )
-@handles_input_errors(EXIT_INPUT)
+@handles_input_errors(writes=True)
 def export(site: str, fmt: str, fabric: str | None, out: str | None) -> None:
     """Write a fabric of SITE as an ibsim net file: same GUIDs as the inventory, every leaf
     and spine chip a switch node, full leaf-spine cabling."""
@@ -117,6 +127,7 @@ def export(site: str, fmt: str, fabric: str | None, out: str | None) -> None:
 
     del fmt
     s, _warnings = load_site(site)
+    _known_fabric(s, fabric)
     text = export_ibsim(s, fabric)
     if out:
         write_file(out, text)
@@ -125,9 +136,12 @@ def export(site: str, fmt: str, fabric: str | None, out: str | None) -> None:
 
 
 @command.command(name="plan-ports")
-@click.argument("site", type=click.Path(exists=True, dir_okay=False))
-@handles_input_errors(EXIT_INPUT)
-def plan_ports(site: str) -> None:
+@site_argument
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@handles_input_errors()
+def plan_ports(site: str, fmt: str) -> None:
     """Print a staggered port plan for the IO nodes of SITE's compute fabric: IO nodes on
     different port positions (port mod spine count), so OpenSM ftree spreads them over the
     spines.  Exit 1 when the inventory's placement needs it."""
@@ -139,13 +153,32 @@ def plan_ports(site: str) -> None:
     findings = io_port_findings(s)
     _print_diags(findings)
     moves = plan(s)
+    spines = {sw.name: sw.spines for f in s.fabrics for sw in f.switches}
+    if fmt == "json":
+        doc = {
+            "site": s.name,
+            "fabric": s.client_fabric or None,
+            "findings": [d.as_dict() for d in findings],
+            "moves": [
+                {
+                    "host": m.host,
+                    "from": {"switch": m.old.switch, "leaf": m.old.leaf, "port": m.old.port},
+                    "to": {"switch": m.new.switch, "leaf": m.new.leaf, "port": m.new.port},
+                    "position": (m.new.port - 1) % spines.get(m.new.switch, 1) + 1,
+                    "spines": spines.get(m.new.switch),
+                    "swap_with": m.swap or None,
+                }
+                for m in moves
+            ],
+        }
+        click.echo(json.dumps(doc, indent=1, sort_keys=True))
+        sys.exit(EXIT_FINDINGS if findings else EXIT_OK)
     if not s.client_fabric:
         click.echo(f"{s.name}: no InfiniBand compute fabric; nothing to plan")
         sys.exit(EXIT_OK)
     if not moves:
         click.echo(f"{s.name}: IO node ports are already staggered; no move needed")
         sys.exit(EXIT_FINDINGS if findings else EXIT_OK)
-    spines = {sw.name: sw.spines for f in s.fabrics for sw in f.switches}
     click.echo(
         f"# port plan for {s.name}: {len(moves)} move(s); recable, then update the "
         "inventory (router client.attach.port, and topology.attach for swapped clients)"
@@ -162,7 +195,7 @@ def plan_ports(site: str) -> None:
 
 
 @command.command()
-@click.argument("site", type=click.Path(exists=True, dir_okay=False))
+@site_argument
 @click.option(
     "--fabric",
     "fabric",
@@ -176,8 +209,11 @@ def plan_ports(site: str) -> None:
     default=None,
     help="keep net files, OpenSM logs and forwarding tables in this directory",
 )
-@handles_input_errors(EXIT_INPUT)
-def check(site: str, fabric: str | None, keep: str | None) -> None:
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@handles_input_errors()
+def check(site: str, fabric: str | None, keep: str | None, fmt: str) -> None:
     """Run OpenSM (ftree, once) on a simulated copy of a fabric of SITE and count the routes
     between compute and IO nodes per spine and leaf uplink: as cabled, with lnetgen's OpenSM
     files, with the port plan, and with both.  Needs opensm, ibsim-utils and
@@ -187,20 +223,27 @@ def check(site: str, fabric: str | None, keep: str | None) -> None:
 
     missing = simulate.missing_tools()
     if missing:
-        click.echo(
-            f"fabric check skipped: not installed: {', '.join(missing)} (Debian/Ubuntu: "
-            f"apt-get install {' '.join(simulate.PACKAGES)})",
-            err=True,
+        reason = (
+            f"not installed: {', '.join(missing)} (Debian/Ubuntu: "
+            f"apt-get install {' '.join(simulate.PACKAGES)})"
         )
+        if fmt == "json":
+            click.echo(json.dumps({"skipped": reason, "scenarios": []}, indent=1))
+        click.echo(f"fabric check skipped: {reason}", err=True)
         sys.exit(EXIT_OK)
     s, _warnings = load_site(site)
+    _known_fabric(s, fabric)
     try:
-        rows = simulate.check(s, fabric, keep=keep)
+        # OpenSM and ibsim run in that directory: give them an absolute path
+        rows = simulate.check(s, fabric, keep=os.path.abspath(keep) if keep else None)
     except simulate.SimError as exc:
         click.echo(f"fabric check failed: {exc}", err=True)
         sys.exit(EXIT_INPUT)
-    for line in report_lines(rows):
-        click.echo(line)
+    if fmt == "json":
+        click.echo(json.dumps(check_dict(rows), indent=1, sort_keys=True))
+    else:
+        for line in report_lines(rows):
+            click.echo(line)
     bad = [
         r
         for r in rows
@@ -232,9 +275,14 @@ def report_lines(rows: list[CheckRow]) -> list[str]:
         )
         if f.worst_best:
             out.append(
-                f"   busiest {src}->{io} leaf uplink: {f.worst_load} routes on "
-                f"{f.worst_leaf} (best possible {f.worst_best}): "
+                f"   worst {src}->{io} leaf uplink against its best case: {f.worst_load} routes "
+                f"on {f.worst_leaf} (best possible {f.worst_best}): "
                 f"{f.worst_ratio:.2f}x" + ("  HOT SPOT" if f.worst_ratio > BOUND else "")
+            )
+        top = _busiest(f)
+        if top is not None:
+            out.append(
+                f"   most routes on one {src}->{io} leaf uplink: {top[2]} on {top[0]} port {top[1]}"
             )
         out.append(
             f"   all {h.pairs} host pairs: {h.unrouted} unrouted, {h.reverse} with a "
@@ -247,4 +295,77 @@ def report_lines(rows: list[CheckRow]) -> list[str]:
     return out
 
 
-__all__ = ["EXIT_FINDINGS", "EXIT_INPUT", "EXIT_OK", "command"]
+def _known_fabric(site: Site, name: str | None) -> None:
+    """``--fabric NAME`` must name a fabric of the site (a usage error otherwise)."""
+    from lnetgen.diagnostics import UsageError, usage
+
+    known = [f.name for f in site.fabrics]
+    if name is not None and name not in known:
+        raise UsageError(
+            [
+                usage(
+                    "--fabric",
+                    f"site {site.name} has no fabric {name!r} (known: {', '.join(known)})",
+                )
+            ]
+        )
+
+
+def _busiest(d: Direction) -> tuple[str, int, int] | None:
+    """(leaf, port, routes) of the uplink carrying the most routes (first in leaf order)."""
+    if not d.uplink:
+        return None
+    (leaf, port), n = max(d.uplink.items(), key=lambda kv: kv[1])
+    return leaf, port, n
+
+
+def _direction_dict(d: Direction) -> dict[str, Any]:
+    top = _busiest(d)
+    return {
+        "routes": d.routes,
+        "unrouted": d.unrouted,
+        "per_spine": list(d.spine),
+        "worst_against_best": (
+            {
+                "leaf": d.worst_leaf,
+                "routes": d.worst_load,
+                "best": d.worst_best,
+                "ratio": round(d.worst_ratio, 6),
+            }
+            if d.worst_best
+            else None
+        ),
+        "most_routes": {"leaf": top[0], "port": top[1], "routes": top[2]} if top else None,
+    }
+
+
+def check_dict(rows: list[CheckRow]) -> dict[str, Any]:
+    """``fabric check --format json``: per scenario and switch, what ``report_lines`` prints."""
+    out = []
+    for row in rows:
+        r, h = row.result, row.result.health
+        out.append(
+            {
+                "scenario": row.scenario.key,
+                "title": row.scenario.title,
+                "switch": row.switch,
+                "engine": r.engine,
+                "classes": list(r.classes),
+                "forward": _direction_dict(r.forward),
+                "backward": _direction_dict(r.backward),
+                "health": {
+                    "pairs": h.pairs,
+                    "unrouted": h.unrouted,
+                    "reverse": h.reverse,
+                    "cdg_links": h.cdg_links,
+                    "cdg_acyclic": h.cdg_acyclic,
+                    "cycle": list(h.cycle),
+                },
+                "hot_spot": r.forward.worst_ratio > BOUND,
+                "opensm_errors": list(r.log_errors),
+            }
+        )
+    return {"bound": BOUND, "scenarios": out}
+
+
+__all__ = ["EXIT_FINDINGS", "EXIT_INPUT", "EXIT_OK", "check_dict", "command"]

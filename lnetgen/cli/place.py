@@ -11,11 +11,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from lnetgen.cli.common import (
-    EXIT_INPUT,
     EXIT_OK,
     STRATEGY_OPT,
+    force_option,
     handles_input_errors,
     model_options,
+    nodeset_option,
+    seed_option,
+    site_argument,
 )
 from lnetgen.cli.siteplan import format_option, load_plan, model_settings, num, plan_option
 
@@ -29,9 +32,13 @@ def place_group() -> None:
 
 
 @place_group.command("clients")
-@click.argument("site", type=click.Path(exists=True, dir_okay=False))
-@click.option(
-    "--oss", "oss", multiple=True, required=True, metavar="NAME", help="an OSS (repeatable)"
+@site_argument
+@nodeset_option(
+    "--oss",
+    "oss",
+    required=True,
+    metavar="NAMES",
+    help="OSS names or node sets ('oss[01-02]', 'oss01,oss02'); repeatable, placed in order",
 )
 @click.option(
     "--per-oss",
@@ -41,6 +48,7 @@ def place_group() -> None:
 )
 @STRATEGY_OPT
 @plan_option
+@force_option("use a --plan solved from another version of SITE")
 @click.option(
     "--from",
     "pool",
@@ -48,16 +56,17 @@ def place_group() -> None:
     metavar="NODESET",
     help="choose only among these clients (e.g. a job's allocation)",
 )
-@click.option("--seed", default=0, show_default=True, help="seed of the random comparison")
+@seed_option("seed of the random comparison")
 @format_option
 @model_options
-@handles_input_errors(EXIT_INPUT)
+@handles_input_errors()
 def place_clients_cmd(
     site: str,
     oss: tuple[str, ...],
     per_oss: int | None,
     strategy: str | None,
     plan_path: str | None,
+    force: bool,
     pool: str | None,
     seed: int,
     fmt: str,
@@ -71,12 +80,13 @@ def place_clients_cmd(
     plan.  Prints a node set per OSS, then the torus link loads of the placed clients against
     the same number of clients in node order and at random (one flow per client and OST).
 
-    Exit status: 0 ok, 2 bad input (unknown OSS, too few free clients, usage).
+    Exit status: 0 ok, 1 an invalid inventory, 2 bad input (unknown OSS, too few free
+    clients, usage).
     """
     from lnetgen import place
     from lnetgen.analyze import index_plan
 
-    site_obj, plan = load_plan(site, strategy, plan_path)
+    site_obj, plan = load_plan(site, strategy, plan_path, force)
     settings = model_settings(link_mb_s, ost_mb_s, weight_by)
     ix = index_plan(site_obj, plan, settings)
     available = place.clients_by_name(site_obj, pool) if pool else None
@@ -113,7 +123,7 @@ def format_placement(
     for o in placed.per_oss:
         out.append(
             f"  {o.server:<{width}}  via {','.join(o.routers) or '-'}  {len(o.clients)} clients, "
-            f"hops mean {num(o.mean_hops)} max {num(o.max_hops, 0)}  {o.nodes}"
+            f"hops mean {num(o.mean_hops)} max {num(o.max_hops)}  {o.nodes}"
         )
     if cmp is not None:
         out.append("")
@@ -130,7 +140,7 @@ def format_placement(
 
 
 @place_group.command("osts")
-@click.argument("site", type=click.Path(exists=True, dir_okay=False))
+@site_argument
 @click.option("--client", "client", required=True, metavar="NODE", help="the client node")
 @click.option("--count", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--fs", "fs", default=None, metavar="NAME", help="only OSTs of this file system")
@@ -143,8 +153,9 @@ def format_placement(
 )
 @STRATEGY_OPT
 @plan_option
+@force_option("use a --plan solved from another version of SITE")
 @format_option
-@handles_input_errors(EXIT_INPUT)
+@handles_input_errors()
 def place_osts_cmd(
     site: str,
     client: str,
@@ -153,16 +164,18 @@ def place_osts_cmd(
     path: str,
     strategy: str | None,
     plan_path: str | None,
+    force: bool,
     fmt: str,
 ) -> None:
     """The OSTs whose OSS the client reaches through the nearest routers (seed 004), as
     `lfs setstripe -c 1 -i INDEX` lines.
 
-    Exit status: 0 ok, 2 bad input (unknown client or file system, usage).
+    Exit status: 0 ok, 1 an invalid inventory, 2 bad input (unknown client or file system,
+    usage).
     """
     from lnetgen.place import place_osts
 
-    site_obj, plan = load_plan(site, strategy, plan_path)
+    site_obj, plan = load_plan(site, strategy, plan_path, force)
     picks = place_osts(site_obj, plan, client, count, fs)
     if fmt == "json":
         click.echo(json.dumps([_plain(p) for p in picks], indent=1, sort_keys=True))

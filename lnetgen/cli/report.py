@@ -10,17 +10,17 @@ import sys
 import click
 
 from lnetgen.cli.common import (
-    EXIT_INPUT,
     EXIT_OK,
     STRATEGY_OPT,
     handles_input_errors,
     model_options,
     print_diags,
+    site_argument,
 )
 
 
 @click.command("report")
-@click.argument("site", type=click.Path(exists=True, dir_okay=False))
+@site_argument
 @STRATEGY_OPT
 @click.option(
     "--compare",
@@ -38,7 +38,7 @@ from lnetgen.cli.common import (
     "--out",
     "-o",
     "out",
-    type=click.Path(dir_okay=False, writable=True),
+    type=click.Path(dir_okay=False),
     default="report.html",
     show_default=True,
     help="the HTML file to write (replaced atomically)",
@@ -56,7 +56,7 @@ from lnetgen.cli.common import (
     help="switch boxes drawn per strategy; the rest are summarized (default 24, 8 with --compare)",
 )
 @model_options
-@handles_input_errors(EXIT_INPUT)
+@handles_input_errors(writes=True)
 def command(
     site: str,
     strategy: str | None,
@@ -78,7 +78,7 @@ def command(
     no script, nothing fetched.  With --compare every strategy is solved and drawn side by side
     on shared scales.
 
-    Exit status: 0 written, 2 bad input or usage.
+    Exit status: 0 written, 1 an invalid inventory, 2 bad input or usage.
     """
     from lnetgen.analyze import Settings
     from lnetgen.api import load_site
@@ -95,9 +95,9 @@ def command(
         names = [s.strip() for s in only.split(",") if s.strip()] if only else known
         unknown = [s for s in names if s not in known]
         if unknown or not names:
+            what = ", ".join(unknown) or "(empty list)"
             raise click.BadParameter(
-                f"unknown {', '.join(unknown) or '(empty list)'} (known: {', '.join(known)})",
-                param_hint="--strategies",
+                f"unknown {what} (known: {', '.join(known)})", param_hint="--strategies"
             )
     site_obj, warnings = load_site(site)
     print_diags(warnings)

@@ -17,8 +17,8 @@ state share the comparison's result objects, which keeps a site of thousands of 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -217,9 +217,15 @@ class _Comparer:
         return diff, tuple(notes)
 
 
-def diff(plan: Plan, live: LiveSet, site: Site | None = None) -> DiffResult:
-    """Compare ``plan`` (with ``site`` for client NIDs) with ``live``; see ``DiffResult``."""
+def diff(
+    plan: Plan, live: LiveSet, site: Site | None = None, hosts: Collection[str] | None = None
+) -> DiffResult:
+    """Compare ``plan`` (with ``site`` for client NIDs) with ``live``; see ``DiffResult``.
+    ``hosts`` limits the comparison: hosts outside it are neither missing nor unknown."""
     expected = expected_states(plan, site)
+    if hosts is not None:
+        expected = {h: e for h, e in expected.items() if h in hosts}
+        live = _within(live, hosts)
     cmp = _Comparer(plan)
     by_diff: dict[int, tuple[HostDiff, list[str]]] = {}
     equal: list[str] = []
@@ -262,4 +268,19 @@ def diff(plan: Plan, live: LiveSet, site: Site | None = None) -> DiffResult:
         errors=sorted(live.errors),
         error_hosts=fold_hosts(live.error_hosts),
         health=health_rows,
+    )
+
+
+def _within(live: LiveSet, hosts: Collection[str]) -> LiveSet:
+    """``live`` without the hosts outside ``hosts`` (and without their unreadable dumps)."""
+    outside = (set(live.hosts) | live.error_hosts) - set(hosts)
+    if not outside:
+        return live
+    their_files = {f for h in outside for f in live.files.get(h, ())}
+    return replace(
+        live,
+        hosts={h: s for h, s in live.hosts.items() if h in hosts},
+        files={h: f for h, f in live.files.items() if h in hosts},
+        errors=[d for d in live.errors if d.file not in their_files],
+        error_hosts=live.error_hosts - outside,
     )

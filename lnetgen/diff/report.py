@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from lnetgen.diff.result import (
@@ -58,7 +59,7 @@ def format_text(result: DiffResult) -> str:
     """The human-readable report (ends with a newline)."""
     out: list[str] = []
     src = result.live_path
-    if result.generated:
+    if result.generated and result.generated.get("site"):  # (lnetgen collect writes none)
         gen = result.generated
         src += (
             f" (lnetgen output for site {gen.get('site', '?')}, strategy "
@@ -106,8 +107,15 @@ def format_text(result: DiffResult) -> str:
     return "\n".join(out) + "\n"
 
 
+def clush_line(hosts: str, command: str) -> str:
+    """``clush -w NODESET 'command'``, quoted for a POSIX shell."""
+    return f"clush -w {shlex.quote(hosts)} {shlex.quote(command)}"
+
+
 def format_steps(steps: list[Step], result: DiffResult) -> str:
-    """``--plan-changes`` text: numbered steps, a node set and its commands (ends with \\n)."""
+    """``--plan-changes`` text: numbered steps, each saying whether it runs live or needs an
+    outage, then one ``clush -w NODESET 'command'`` line per command (comments stay comments;
+    ends with \n)."""
     out: list[str] = []
     if not steps:
         out.append("# nothing to change")
@@ -118,8 +126,8 @@ def format_steps(steps: list[Step], result: DiffResult) -> str:
                 out.append("")
             out.append(f"# step {s.number}: {s.title}")
             last = s.number
-        out.append(f"[{s.hosts}]  ({_count(s.count, 'host')})")
-        out.extend(f"  {c}" for c in s.commands)
+        out.append(f"# {s.hosts} ({_count(s.count, 'host')}): {s.outage or 'live'}")
+        out.extend(c if c.startswith("#") else clush_line(s.hosts, c) for c in s.commands)
     skipped = []
     if result.missing_count:
         skipped.append(f"missing {result.missing}")
@@ -173,6 +181,9 @@ def _step_dict(s: Step) -> dict[str, Any]:
         "hosts": s.hosts,
         "count": s.count,
         "commands": list(s.commands),
+        "live": not s.outage,
+        "outage": s.outage or None,
+        "clush": [clush_line(s.hosts, c) for c in s.commands if not c.startswith("#")],
     }
 
 

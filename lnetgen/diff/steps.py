@@ -33,6 +33,19 @@ class Step:
     hosts: str
     count: int
     commands: tuple[str, ...]
+    outage: str = ""  # empty: runs live; else what the step interrupts and why
+
+
+#: A NID change cannot be made live: servers' NIDs are recorded in the file system's
+#: configuration logs, other hosts must restart LNet to take a new interface address.
+SERVER_NID_OUTAGE = (
+    "file system outage: a server's NID is in the configuration logs -- unmount the targets and "
+    "run `lctl replace_nids` on the MGS (or a writeconf) before they come back"
+)
+HOST_NID_OUTAGE = (
+    "host outage: LNet takes the new address only when restarted (`lnetctl lnet unconfigure` "
+    "and configure); drain routers and idle clients first"
+)
 
 
 def route_add(net: str, gateway: str, hop: int, priority: int) -> str:
@@ -178,8 +191,11 @@ def plan_changes(result: DiffResult) -> list[Step]:
                 else nodes.fold(n for g in gs for n in nodes.expand(g.hosts))
             )
             role = min(role_rank(g.diff.role) for g in gs)
-            items.append(
-                (role, natural(hosts), Step(number, title, hosts, sum(g.count for g in gs), cmds))
-            )
+            outage = ""
+            if make is _nid_notes:
+                servers = any(g.diff.role == SERVER for g in gs)
+                outage = SERVER_NID_OUTAGE if servers else HOST_NID_OUTAGE
+            step = Step(number, title, hosts, sum(g.count for g in gs), cmds, outage)
+            items.append((role, natural(hosts), step))
         steps.extend(s for _r, _n, s in sorted(items, key=lambda t: (t[0], t[1])))
     return steps

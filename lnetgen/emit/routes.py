@@ -43,14 +43,14 @@ def emit(ctx: Context) -> list[OutFile]:
     return [
         OutFile(
             "routes/clients.csv",
-            render("routes.csv.j2", header=ctx.header, kind="class", body=clients),
+            render("routes.csv.j2", kind="class", body=clients),
             FORMAT,
             nodes.fold(n for c in plan.client_classes for n in nodes.expand(c.members)),
             "client",
         ),
         OutFile(
             "routes/servers.csv",
-            render("routes.csv.j2", header=ctx.header, kind="server_net", body=servers),
+            render("routes.csv.j2", kind="server_net", body=servers),
             FORMAT,
             nodes.fold(s.name for s in plan.servers),
             "server",

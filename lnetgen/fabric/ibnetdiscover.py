@@ -80,6 +80,12 @@ _GUID_LINE_RE = re.compile(
 _DESC_RE = re.compile(r'^"([^"]*)"')
 
 
+#: Unreadable lines before the first node line after which the input is not ibnetdiscover.
+_SNIFF_LINES = 20
+#: Unreadable lines reported at most (then "... and N more").
+MAX_IBNET_DIAGS = 20
+
+
 def parse_ibnetdiscover(text: str, file: str = "<ibnetdiscover>") -> IbNet:
     """Nodes and links of ``ibnetdiscover`` output (infiniband-diags' default format).
 
@@ -93,6 +99,7 @@ def parse_ibnetdiscover(text: str, file: str = "<ibnetdiscover>") -> IbNet:
     nodes_out: list[IbNode] = []
     pending: dict[str, int] = {}
     cur: dict[str, Any] | None = None
+    headers = 0
 
     def finish() -> None:
         nonlocal cur
@@ -129,6 +136,7 @@ def parse_ibnetdiscover(text: str, file: str = "<ibnetdiscover>") -> IbNet:
             continue
         m = _NODE_RE.match(line)
         if m:
+            headers += 1
             finish()
             kind = {"Switch": "switch", "Rt": "router"}.get(m.group(1), "ca")
             nid = m.group(3)
@@ -165,7 +173,31 @@ def parse_ibnetdiscover(text: str, file: str = "<ibnetdiscover>") -> IbNet:
             cur["links"].append(IbLink(port, peer, int(m.group(4))))
             continue
         bad(lineno, f"cannot read this line: {line[:80]!r}")
+        if headers == 0 and len(diags) >= _SNIFF_LINES:
+            break  # no node yet after this many unreadable lines: not ibnetdiscover at all
     finish()
+    if headers == 0 and diags:
+        first = diags[0]
+        raise InputError(
+            [
+                Diagnostic(
+                    file,
+                    first.line,
+                    1,
+                    "error",
+                    "E-IBNET-FORMAT",
+                    "$",
+                    "this is not ibnetdiscover output: no 'Switch' or 'Ca' node line, and line "
+                    f"{first.line} reads {first.message.removeprefix('cannot read this line: ')}",
+                    hint="give the output of `ibnetdiscover` (infiniband-diags)",
+                )
+            ]
+        )
+    if len(diags) > MAX_IBNET_DIAGS:
+        more = len(diags) - MAX_IBNET_DIAGS
+        last = diags[MAX_IBNET_DIAGS - 1]
+        tail = Diagnostic(file, last.line, 1, "error", "E-IBNET", "$", f"... and {more} more")
+        diags = [*diags[:MAX_IBNET_DIAGS], tail]
     if diags:
         raise InputError(diags)
     net = IbNet(tuple(nodes_out))

@@ -70,9 +70,11 @@ class Imported:
 def infer_fabric(net: IbNet, name: str, role: str = "storage") -> Imported:
     """Leaves, spines and switches of a discovered fabric, for the inventory.
 
-    * Leaves are switches with a CA cabled to them; spines are switches cabled only to
-      switches and adjacent to a leaf.  Switches further up (a three-tier tree) are left out
-      with a note: the inventory models leaf/spine.
+    * Leaves are switches with a CA cabled to them, and a director's line-card chips without
+      hosts (named a leaf chip, or sharing the chassis's system image GUID without being
+      cabled to a leaf with hosts); spines are the other switches adjacent to a leaf.
+      Switches further up (a three-tier tree) are left out with a note: the inventory models
+      leaf/spine.
     * A director is recognised from node descriptions that name its chips (``<chassis> Leaf
       <id>`` / ``<chassis> Spine <id>``, or Mellanox ``MF0;<chassis>:<model>/L05/U1``), or from
       a system image GUID shared by several switch chips.  Its chips become one ``director``
@@ -130,15 +132,29 @@ def _tiers(
         for n in switches
         if any(by_id[lk.peer].kind == "ca" for lk in n.links if lk.peer in by_id)
     }
-    leaves = [n for n in switches if n.id in has_host]
+    # a line card with no host cabled is still a leaf: its description names a leaf chip, or
+    # it shares a director's system image GUID with leaves that have hosts
+    host_images = {n.sysimg_guid for n in switches if n.id in has_host and n.sysimg_guid}
+    leaves = [n for n in switches if n.id in has_host or _empty_leaf(n, host_images, g, has_host)]
     leaf_ids = {n.id for n in leaves}
     spines = [
         n
         for n in switches
         if n.id not in has_host and any(p in leaf_ids for p in g.neighbors(n.id))
     ]
-    upper = [n for n in switches if n.id not in has_host and n not in spines]
+    upper = [n for n in switches if n.id not in leaf_ids and n not in spines]
     return leaves, spines, upper
+
+
+def _empty_leaf(n: IbNode, host_images: set[int], g: nx.Graph, has_host: set[str]) -> bool:
+    """Whether a switch without hosts is a director's leaf chip (by its description, or by a
+    system image GUID it shares with leaves that have hosts and no leaf neighbour)."""
+    hint = _chip_hint(n.desc)
+    if hint is not None:
+        return hint[1] == "leaf"
+    if n.sysimg_guid and n.sysimg_guid in host_images:
+        return not any(p in has_host for p in g.neighbors(n.id))
+    return False
 
 
 def _chassis(
@@ -219,7 +235,7 @@ def _director_entry(
         names_used.add(lname)
         ups = sum(1 for lk in n.links if lk.peer in spine_ids)
         hp = _host_ports(n, by_id)
-        ports = n.ports - ups if hp and max(hp) <= n.ports - ups else n.ports
+        ports = n.ports - ups if max(hp, default=0) <= n.ports - ups else n.ports
         leaf_entries.append(
             {"name": lname, "ports": ports, "uplinks": ups, "guid": guid_str(n.guid)}
         )

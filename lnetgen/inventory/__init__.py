@@ -21,7 +21,13 @@ from lnetgen import nodes
 from lnetgen.inventory.clients import MAX_CLIENTS, MAX_GUID
 from lnetgen.inventory.codes import CODES
 from lnetgen.inventory.lnet import MAX_NUMERIC_ADDR
-from lnetgen.inventory.load import check, check_source, load_site
+from lnetgen.inventory.load import (
+    check,
+    check_acknowledged,
+    check_source,
+    check_source_acknowledged,
+    load_site,
+)
 from lnetgen.inventory.messages import MAX_SHOWN
 from lnetgen.inventory.schema import MAX_UNKNOWN_KEYS, SITE_SCHEMA
 from lnetgen.inventory.torus import MAX_CSV_DIAGS
@@ -36,7 +42,9 @@ __all__ = [
     "MAX_UNKNOWN_KEYS",
     "SITE_SCHEMA",
     "check",
+    "check_acknowledged",
     "check_source",
+    "check_source_acknowledged",
     "load_site",
     "nodes",  # callers reach the node-set parser's errors as ``inventory.nodes``
 ]

@@ -9,6 +9,9 @@ from __future__ import annotations
 #: Every diagnostic code ``check`` can return, with one line of meaning.
 CODES: dict[str, str] = {
     "E-FILE": "the inventory (or a file it names) cannot be read: missing, a directory, denied",
+    "E-NAME-RESERVED": (
+        "a router or server name starts with 'clients-', the prefix of client-class output files"
+    ),
     "E-FILE-SIZE": "the file is larger than the 32 MiB limit",
     "E-FILE-BINARY": "the file contains a NUL byte; it is not text",
     "E-FILE-ENCODING": "the file is not valid UTF-8",
@@ -18,7 +21,9 @@ CODES: dict[str, str] = {
     "E-YAML-KEY": "a mapping key is not a plain scalar",
     "E-YAML-MERGE": "YAML merge keys (<<) are not supported",
     "E-YAML-TAG": "an explicit YAML tag (!foo, !!python/...) is not supported",
-    "E-YAML-SIZE": "aliases expand the document beyond the size limit (alias bomb)",
+    "E-YAML-SIZE": (
+        "the document holds more than 500,000 values, or aliases expand it beyond that (alias bomb)"
+    ),
     "E-YAML-DEPTH": "the document is nested too deeply",
     "E-YAML-NUMBER": "an unquoted number YAML 1.1 reads differently (010 is octal 8, 1:30 is 90)",
     "E-SCHEMA": "a value breaks the inventory schema (range, length, list size)",
@@ -71,5 +76,7 @@ CODES: dict[str, str] = {
     "W-NET-OVERLAP": "a client net or another file system's nets may fall in a storage net range",
     "W-NET-UNUSED": "a client net has neither clients nor routers",
     "W-FS-EMPTY": "a file system has no servers",
+    "E-ACK-CODE": "an acknowledge entry names a code that is no warning lnetgen gives",
+    "W-ACK-UNUSED": "an acknowledge entry matches no warning of the site (remove it)",
     "W-COORDS-UNUSED": "a router has torus coords but the client side is not a torus",
 }

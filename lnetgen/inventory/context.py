@@ -15,6 +15,9 @@ from typing import Any
 from lnetgen.diagnostics import Diagnostic
 from lnetgen.yamlsrc import Path, Source
 
+#: Output files of client classes are named ``clients-<net>[-<hash>]``; no host may be.
+RESERVED_PREFIX = "clients-"
+
 
 class Registry:
     """Values that must be unique (names, NIDs, IPs, GUIDs, ports): claims first, then one report.
@@ -28,16 +31,19 @@ class Registry:
     #: for names, where the owner is a kind: "server name 'x' is already used by the router at..."
     NAME = "{owner} name {key!r} is already used by the {first} at line {line}"
 
-    def __init__(self, code: str, what: str, template: str = VALUE) -> None:
+    def __init__(
+        self, code: str, what: str, template: str = VALUE, fold: Callable[[Any], Any] = lambda k: k
+    ) -> None:
         self.code = code
         self.what = what
         self.template = template
+        self.fold = fold  # what makes two keys the same (host names: case-insensitive)
         self.claims: list[tuple[Any, Path, str, int]] = []  # key, path, owner, order
 
     @classmethod
-    def of_names(cls) -> Registry:
+    def of_names(cls, fold: Callable[[Any], Any] = lambda k: k) -> Registry:
         """Names of one kind of thing; each claim's owner says which kind."""
-        return cls("E-DUP-NAME", "", cls.NAME)
+        return cls("E-DUP-NAME", "", cls.NAME, fold)
 
     def claim(self, key: Any, path: Path, owner: str) -> None:
         self.claims.append((key, path, owner, len(self.claims)))
@@ -47,9 +53,11 @@ class Registry:
         first: dict[Any, tuple[str, Path]] = {}
         pending: dict[Path, list[str]] = {}
         order = sorted(self.claims, key=lambda c: (ctx.src.where(c[1]), c[3]))
+        folded: dict[Any, Any] = {}  # folded key -> the first key as written
         for key, path, owner, _ in order:
-            if key in first:
-                o, p = first[key]
+            same = folded.setdefault(self.fold(key), key)
+            if same in first:
+                o, p = first[same]
                 pending.setdefault(path, []).append(
                     self.template.format(
                         key=show(key), what=self.what, owner=owner, first=o, line=ctx.line(p)
@@ -77,7 +85,9 @@ class Context:
         self.digest = hashlib.sha256(
             json.dumps(src.data, sort_keys=True, separators=(",", ":")).encode()
         )
-        self.names = Registry.of_names()  # hosts: routers, servers, clients
+        # hosts: routers, servers, clients.  Host names are case-insensitive (DNS, ssh, and the
+        # output files on a case-insensitive file system): rtr01 and RTR01 are one host
+        self.names = Registry.of_names(str.lower)
         self.nids = Registry("E-DUP-NID", "NID")
         self.ips = Registry("E-DUP-IP", "storage IP")
         self.guids = Registry("E-DUP-GUID", "GUID")
@@ -103,6 +113,20 @@ class Context:
 
     def line(self, path: Path) -> int:
         return self.src.where(path)[0]
+
+    def host_name(self, name: str, path: Path, kind: str) -> None:
+        """Claim the name of a router or server, which names its own output files
+        (``lnetctl/<name>.yaml``, ``modprobe/<name>.conf``) beside the client classes' files
+        (``clients-<net>[-<hash>]``): a host whose name starts with ``clients-`` could overwrite
+        a class's file, so that prefix is reserved."""
+        self.names.claim(name, path, kind)
+        if name.lower().startswith(RESERVED_PREFIX):
+            self.err(
+                path,
+                "E-NAME-RESERVED",
+                f"{kind} name {name!r} starts with {RESERVED_PREFIX!r}, which names the client "
+                f"classes' output files (lnetctl/{RESERVED_PREFIX}<net>.yaml); rename the {kind}",
+            )
 
     def guid(self, text: str, path: Path, owner: str) -> None:
         """Claim the GUID of a port or switch (the schema checked its form)."""

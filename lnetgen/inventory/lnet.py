@@ -6,6 +6,8 @@ hint says what replaced them.  The client_nets, routers and clients sections rea
 
 from __future__ import annotations
 
+import difflib
+
 from lnetgen import nodes
 from lnetgen.inventory.context import Context
 from lnetgen.yamlsrc import Path
@@ -45,9 +47,20 @@ def read_net(ctx: Context, text: str, path: Path) -> nodes.Net | None:
         if lnd in nodes.LNDS:
             ctx.err(path, "E-NET-RANGE", str(exc), hint="LNet net numbers are 16 bits: 0-65535")
         else:
-            hint = _LND_HINTS.get(lnd, "current LNDs: " + ", ".join(sorted(nodes.LNDS)))
+            hint = _LND_HINTS.get(lnd) or _did_you_mean(lnd)
             ctx.err(path, "E-NET-LND", str(exc), hint=hint)
         return None
+
+
+def _did_you_mean(lnd: str) -> str:
+    """ "did you mean gni?" for a typo: the same letters in another order (``gin``), else the
+    closest current LND; else the list (the message already names the known LNDs)."""
+    typo = lnd.lower()
+    same = [k for k in sorted(nodes.LNDS) if sorted(k) == sorted(typo)]
+    close = same or difflib.get_close_matches(typo, sorted(nodes.LNDS), n=1, cutoff=0.6)
+    if close:
+        return f"did you mean {close[0]}?"
+    return "current LNDs: " + ", ".join(sorted(nodes.LNDS))
 
 
 def read_nid(ctx: Context, text: str, path: Path) -> nodes.Nid | None:

@@ -12,7 +12,9 @@ import re
 
 from lnetgen import nodes
 from lnetgen.diagnostics import Diagnostic, InputError, errors
+from lnetgen.inventory import acknowledge
 from lnetgen.inventory.build import build_site
+from lnetgen.inventory.codes import CODES
 from lnetgen.inventory.context import Context
 from lnetgen.inventory.messages import describe
 from lnetgen.inventory.schema import droppable, schema_diags
@@ -20,9 +22,30 @@ from lnetgen.inventory.yaml11 import number_traps
 from lnetgen.model import Site
 from lnetgen.yamlsrc import Source, load_file
 
+#: Every warning code a check can give: what ``acknowledge:`` may name.
+WARNINGS = frozenset(c for c in CODES if c.startswith("W-") and c != "W-ACK-UNUSED")
+WARNINGS |= acknowledge.OTHER_WARNINGS
+
 
 def check_source(src: Source) -> tuple[Site | None, list[Diagnostic]]:
-    """Schema then meaning checks on a loaded document; never raises for a user mistake."""
+    """Schema then meaning checks on a loaded document; never raises for a user mistake.
+    Warnings the inventory acknowledges are left out (see ``check_source_acknowledged``)."""
+    site, diags, _acked = check_source_acknowledged(src)
+    return site, diags
+
+
+def check_source_acknowledged(
+    src: Source,
+) -> tuple[Site | None, list[Diagnostic], list[Diagnostic]]:
+    """``check_source``, plus the warnings its ``acknowledge:`` entries accept."""
+    site, diags = _check_source(src)
+    kept, acked = acknowledge.split(src, diags, WARNINGS)
+    if errors(kept):
+        site = None
+    return site, kept, acked
+
+
+def _check_source(src: Source) -> tuple[Site | None, list[Diagnostic]]:
     if not isinstance(src.data, dict):
         what = "an empty document" if src.data is None else describe(src.data)
         return None, [
@@ -72,12 +95,19 @@ def _fabric_findings(src: Source, site: Site) -> list[Diagnostic]:
 
 
 def check(path: str) -> tuple[Site | None, list[Diagnostic]]:
-    """Load and check an inventory file; never raises for a user mistake."""
+    """Load and check an inventory file; never raises for a user mistake.  Acknowledged
+    warnings are left out."""
+    site, diags, _acked = check_acknowledged(path)
+    return site, diags
+
+
+def check_acknowledged(path: str) -> tuple[Site | None, list[Diagnostic], list[Diagnostic]]:
+    """``check``, plus the warnings the inventory acknowledges (for ``validate``)."""
     try:
         src = load_file(path)
     except InputError as exc:
-        return None, exc.diagnostics
-    return check_source(src)
+        return None, exc.diagnostics, []
+    return check_source_acknowledged(src)
 
 
 def load_site(path: str) -> tuple[Site, list[Diagnostic]]:

@@ -39,7 +39,7 @@ def check_routers(ctx: Context, fabrics: Fabrics, cnets: ClientNets, topo: Topol
     for i, r in ctx.items("routers"):
         p: Path = ("routers", i)
         name = r["name"]
-        ctx.names.claim(name, (*p, "name"), "router")
+        ctx.host_name(name, (*p, "name"), "router")
         ctx.ips.claim(r["storage"]["ip"], (*p, "storage", "ip"), name)
         for side in ("storage", "client"):
             if "guid" in r[side]:

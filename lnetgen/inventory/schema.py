@@ -15,7 +15,7 @@ from typing import Any
 
 import jsonschema
 
-from lnetgen import resources
+from lnetgen import nodes, resources
 from lnetgen.diagnostics import Diagnostic
 from lnetgen.inventory.messages import clip, describe, did_you_mean, show
 from lnetgen.inventory.yaml11 import read_as
@@ -43,10 +43,11 @@ _PATTERN_KINDS = {
         "E-NAME",
         "is not a Lustre file system name (1-8 letters, digits, '_' or '-'; mkfs.lustre --fsname)",
     ),
-    "^[A-Za-z][A-Za-z0-9_.:-]{0,14}$": (
+    nodes.IFACE_PATTERN: (
         "E-IFACE",
-        "is not a Linux interface name (a letter, then letters, digits, '_', '.', ':', '-'; "
-        "at most 15 characters)",
+        "is not a Linux interface name (a letter, then letters, digits, '_', '.', '-', at most "
+        "15 characters, optionally one IP-alias label ':1'; not a word YAML reads as a boolean "
+        "or null such as 'on' or 'null')",
     ),
     "^0x[0-9a-fA-F]{16}$": (
         "E-GUID",

@@ -28,7 +28,7 @@ def check_servers(ctx: Context, fabrics: Fabrics, fs_names: set[str]) -> list[tu
     for i, s in ctx.items("servers"):
         p: Path = ("servers", i)
         name = s["name"]
-        ctx.names.claim(name, (*p, "name"), "server")
+        ctx.host_name(name, (*p, "name"), "server")
         ctx.ips.claim(s["ip"], (*p, "ip"), name)
         if "guid" in s:
             ctx.guid(s["guid"], (*p, "guid"), name)

@@ -30,17 +30,23 @@ _CSV_INT = re.compile(r"[ \t]*-?[0-9]+[ \t]*")
 def torus_coords(
     ctx: Context, torus: Torus, names: list[str], routers: list[Router]
 ) -> npt.NDArray[np.int32] | None:
-    """The (x, y, z) of every client, or None when they do not fit (reported)."""
+    """The (x, y, z) of every client, or None when they do not fit (reported).
+
+    The work scales with the nodes that exist, not the volume of the box: only the first
+    ``clients / nodes_per_chip + routers + 1`` chips in numbering order are ever looked at, and
+    occupancy is counted over the positions taken (a 1024^3 torus with 12 clients costs what a
+    4^3 one does)."""
     X, Y, Z = torus.dims
     npc = torus.nodes_per_chip
     chips = X * Y * Z
     topo = ctx.data["topology"]
     spec = topo.get("coordinates", {"rule": "linear"})
-    occupancy = np.zeros(chips, dtype=np.int64)
+    taken: dict[int, int] = {}  # flat chip index -> routers on it
     for r in routers:
         if r.coords is not None:
             x, y, z = r.coords
-            occupancy[x + X * (y + Y * z)] += 1
+            key = x + X * (y + Y * z)
+            taken[key] = taken.get(key, 0) + 1
     path: Path = ("topology", "coordinates")
     full_at: Path = path if "coordinates" in topo else ("topology",)
     n = len(names)
@@ -50,28 +56,38 @@ def torus_coords(
             return None
         coords = got
     else:
-        # slots in numbering order, as flat x-fastest indices; zyx walks z fastest
-        flat = np.arange(chips, dtype=np.int64)
-        if spec.get("order", "xyz") == "zyx":
-            flat = flat.reshape(Z, Y, X).transpose(2, 1, 0).ravel()
-        if spec.get("skip_routers", True):
-            cap = np.clip(npc - occupancy[flat], 0, None)
+        skip = spec.get("skip_routers", True)
+        # enough chips in numbering order for every client even if each router blocks one
+        want = min(chips, -(-n // npc) + (len(routers) if skip else 0) + 1)
+        k = np.arange(want, dtype=np.int64)
+        if spec.get("order", "xyz") == "zyx":  # z fastest, then y, then x
+            flat = (k // (Z * Y)) + X * (((k // Z) % Y) + Y * (k % Z))
         else:
-            cap = np.full(chips, npc, dtype=np.int64)
+            flat = k
+        if skip and taken:
+            blocked = np.array([taken.get(int(c), 0) for c in flat], dtype=np.int64)
+            cap = np.clip(npc - blocked, 0, None)
+        else:
+            cap = np.full(want, npc, dtype=np.int64)
         free = np.repeat(flat, cap)
         if len(free) < n:
             ctx.err(
                 full_at,
                 "E-TORUS-FULL",
                 f"{n} clients do not fit in a {X}x{Y}x{Z} torus with {npc} node(s) per "
-                f"chip ({chips * npc} slots, {int(occupancy.sum())} taken by routers)",
+                f"chip ({chips * npc} slots, {sum(taken.values())} taken by routers)",
             )
             return None
         chip = free[:n]
         coords = np.stack([chip % X, (chip // X) % Y, chip // (X * Y)], axis=1)
     flat_c = coords[:, 0] + X * (coords[:, 1] + Y * coords[:, 2])
-    total = occupancy + np.bincount(flat_c, minlength=chips)
-    over = np.nonzero(total > npc)[0]
+    used, counts = np.unique(
+        np.concatenate([flat_c, np.fromiter(taken, np.int64)]), return_counts=True
+    )
+    if taken:  # routers count once per router, not once per distinct position
+        extra = np.array([taken.get(int(c), 0) for c in used], dtype=np.int64)
+        counts = counts + extra - (extra > 0)
+    over = used[counts > npc]
     if len(over):
         c = int(over[0])
         pos = [c % X, (c // X) % Y, c // (X * Y)]
@@ -79,7 +95,7 @@ def torus_coords(
             full_at,
             "E-TORUS-FULL",
             f"{len(over)} torus position(s) hold more than {npc} node(s), e.g. {pos} "
-            f"holds {int(total[c])} (clients and routers together)",
+            f"holds {int(counts[used == c][0])} (clients and routers together)",
         )
         for i, entry in ctx.items("routers"):
             if entry.get("coords") == pos:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lnetgen import topology
+from lnetgen.diagnostics import Diagnostic, InputError
 from lnetgen.traffic.flows import Traffic, traffic
 from lnetgen.traffic.index import PlanIndex
 from lnetgen.traffic.routes import fail_mask
@@ -94,6 +95,33 @@ _BATCH_FLOWS = 500_000
 _Loads = tuple[list[FloatArray], list[FloatArray], list[FloatArray]]
 
 
+#: Link loads are kept as dense (X, Y, Z, 6) arrays, two per analysis: 2,000,000 chips (126^3,
+#: about 200 MB in all) bounds them.  The largest real tori are far smaller (Jaguar 19,200 chips,
+#: Blue Waters 13,248); validation and solving scale with the nodes, not the box, and accept any.
+MAX_DENSE_CHIPS = 2_000_000
+
+
+def check_volume(file: str, dims: tuple[int, int, int]) -> None:
+    """Raise ``InputError`` (``E-TORUS-SIZE``) when link loads of a torus of ``dims`` would not
+    fit the dense model's bound, instead of allocating them."""
+    chips = dims[0] * dims[1] * dims[2]
+    if chips > MAX_DENSE_CHIPS:
+        raise InputError(
+            [
+                Diagnostic(
+                    file,
+                    0,
+                    0,
+                    "error",
+                    "E-TORUS-SIZE",
+                    "$.topology.dims",
+                    f"a {dims[0]}x{dims[1]}x{dims[2]} torus has {chips} chips; torus link "
+                    f"loads are modelled for at most {MAX_DENSE_CHIPS} chips",
+                )
+            ]
+        )
+
+
 def _link_loads(ix: PlanIndex, tr: Traffic, ports: bool = True) -> _Loads | None:
     """Link loads of all flows: ([writes, reads] as (X, Y, Z, 6) arrays, per-router port use
     [writes in, reads out] as (R, 6), per-router totals).  With ``ports`` each router's flows
@@ -104,6 +132,7 @@ def _link_loads(ix: PlanIndex, tr: Traffic, ports: bool = True) -> _Loads | None
     if site.torus is None or ix.router_coords is None:
         return None
     dims = site.torus.dims
+    check_volume(site.file, dims)
     mode = site.torus.routing
     coords = np.asarray(site.clients.coords, dtype=np.int64)
     lin = np.ravel_multi_index(coords.T, dims) if len(coords) else np.zeros(0, dtype=np.int64)

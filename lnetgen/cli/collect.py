@@ -1,0 +1,102 @@
+"""``lnetgen collect``: gather ``lnetctl export --backup`` (and the modprobe ``lnet`` options)
+from every host of a node set into a directory ``lnetgen diff --live`` reads."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from lnetgen.cli.common import EXIT_FINDINGS, EXIT_OK, handles_input_errors
+
+
+@click.command("collect")
+@click.argument("nodeset")
+@click.option(
+    "--out",
+    "-o",
+    "out",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="directory to write (replaced atomically; only an earlier collect's files are replaced)",
+)
+@click.option(
+    "--fanout",
+    type=click.IntRange(1, 4096),
+    default=64,
+    show_default=True,
+    help="hosts contacted at the same time (ClusterShell's fanout)",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(0, 3600, min_open=True),
+    default=30.0,
+    show_default=True,
+    help="seconds each host may take",
+)
+@click.option(
+    "--exec",
+    "local",
+    is_flag=True,
+    help="run the commands on this machine (ClusterShell's exec worker), %h standing for "
+    "the host: for a wrapper such as --command 'ssh -J gw %h lnetctl export --backup'",
+)
+@click.option(
+    "--command",
+    "export_command",
+    default=None,
+    metavar="CMD",
+    help="the export command (default: lnetctl export --backup)",
+)
+@click.option(
+    "--modprobe-command",
+    default=None,
+    metavar="CMD",
+    help="the command printing the modprobe options (default: cat /etc/modprobe.d/*lnet*)",
+)
+@handles_input_errors(writes=True)
+def command(
+    nodeset: str,
+    out: str,
+    fanout: int,
+    timeout: float,
+    local: bool,
+    export_command: str | None,
+    modprobe_command: str | None,
+) -> None:
+    """Run `lnetctl export --backup` on every host of NODESET in parallel (ClusterShell, ssh)
+    and write one dump per host into --out (<host>.yaml, <host>.conf for modprobe options),
+    failed.txt and manifest.json: the directory `lnetgen diff SITE --live DIR` compares.
+
+    Exit status: 0 every host answered, 1 some failed or timed out (listed in failed.txt and
+    on stderr; the others are written), 2 usage or a refused output.
+    """
+    from lnetgen import nodes
+    from lnetgen.api import write_tree
+    from lnetgen.collect import (
+        EXPORT_COMMAND,
+        MODPROBE_COMMAND,
+        collect,
+        collected_files,
+        parse_hosts,
+    )
+
+    hosts = parse_hosts(nodeset)
+    result = collect(
+        hosts,
+        fanout=fanout,
+        timeout=timeout,
+        local=local,
+        export_command=export_command or EXPORT_COMMAND,
+        modprobe_command=modprobe_command or MODPROBE_COMMAND,
+    )
+    write_tree(out, collected_files(result, nodeset))
+    for host, why in sorted(result.failed.items()):
+        click.echo(f"lnetgen: {host}: {why}", err=True)
+    ok = len(hosts) - len(result.failed)
+    line = f"{out}: {ok} of {len(hosts)} host(s) collected"
+    if result.failed:
+        timed = len(result.timed_out & set(result.failed))
+        line += f"; failed: {nodes.fold(result.failed)} ({timed} timed out)"
+    click.echo(line)
+    sys.exit(EXIT_FINDINGS if result.failed else EXIT_OK)

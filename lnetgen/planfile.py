@@ -1,0 +1,123 @@
+"""Reading a reviewed ``plan.json`` back: its ``format_version``, and whether it still belongs
+to the inventory it is applied with.
+
+``read_plan`` turns a file into a ``Plan`` or a located ``UsageError`` (``E-PLAN``,
+``E-PLAN-VERSION``); ``stale_plan`` says, when the plan's ``inventory_digest`` is not the
+inventory's, what visibly changed between the two (site name, routers, servers, NIDs, clients).
+Commands refuse a stale plan (``E-PLAN-STALE``, exit 2) unless told ``--force``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from lnetgen import nodes
+from lnetgen.diagnostics import Diagnostic, UsageError
+from lnetgen.model import Site
+from lnetgen.plan import PLAN_FORMAT_VERSION, Plan
+
+#: A plan.json bigger than this is not read (a nearest-neighbor plan of spider is ~300 MiB).
+MAX_PLAN_BYTES = 1 << 30
+#: How many differences a stale-plan message names.
+MAX_SHOWN = 6
+
+
+def _error(path: str, code: str, json_path: str, message: str) -> UsageError:
+    return UsageError([Diagnostic(path, 0, 0, "error", code, json_path, message)])
+
+
+def read_plan(path: str) -> Plan:
+    """The plan in ``path``; raises ``UsageError`` when it cannot be read, is not a plan or has
+    another ``format_version`` than this lnetgen writes."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_PLAN_BYTES + 1)
+    except OSError as exc:
+        raise _error(path, "E-PLAN", "$", f"cannot read the plan: {exc.strerror}") from None
+    if len(data) > MAX_PLAN_BYTES:
+        raise _error(path, "E-PLAN", "$", f"larger than {MAX_PLAN_BYTES >> 20} MiB")
+    try:
+        doc: Any = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise _error(path, "E-PLAN", "$", f"not a plan.json (not JSON: {exc})") from None
+    if not isinstance(doc, dict) or "client_classes" not in doc:
+        raise _error(path, "E-PLAN", "$", "not a plan.json (from `lnetgen solve --out`)")
+    version = doc.get("format_version")
+    if version != PLAN_FORMAT_VERSION:
+        found = "none" if version is None else repr(version)
+        raise _error(
+            path,
+            "E-PLAN-VERSION",
+            "$.format_version",
+            f"plan format version {found}; this lnetgen reads version {PLAN_FORMAT_VERSION}: "
+            "solve the inventory again",
+        )
+    try:
+        return Plan.from_dict(doc)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise _error(path, "E-PLAN", "$", f"not a plan.json: bad or missing {exc}") from None
+
+
+def _changed(what: str, old: set[str], new: set[str]) -> list[str]:
+    out = []
+    if new - old:
+        out.append(f"{what} added: {nodes.fold(sorted(new - old))}")
+    if old - new:
+        out.append(f"{what} removed: {nodes.fold(sorted(old - new))}")
+    return out
+
+
+def plan_changes(plan: Plan, site: Site) -> list[str]:
+    """What differs between the hosts of ``plan`` and those of ``site`` (may be empty when the
+    inventory changed elsewhere: topology, fabrics, strategy settings)."""
+    out = []
+    if plan.site != site.name:
+        out.append(f"site {plan.site!r} in the plan, {site.name!r} in the inventory")
+    out += _changed("routers", {r.name for r in plan.routers}, {r.name for r in site.routers})
+    out += _changed("servers", {s.name for s in plan.servers}, {s.name for s in site.servers})
+    addrs = {r.name: {i.nid.rpartition("@")[0] for i in r.interfaces} for r in plan.routers}
+    addrs.update({s.name: {s.nid.rpartition("@")[0]} for s in plan.servers})
+    now = {r.name: {r.client_nid.rpartition("@")[0], r.storage_ip} for r in site.routers}
+    now.update({s.name: {s.ip} for s in site.servers})
+    moved = sorted(h for h in now if h in addrs and addrs[h] != now[h])
+    if moved:
+        out.append(f"NID addresses changed: {nodes.fold(moved)}")
+    planned = sum(c.count for c in plan.client_classes)
+    if planned != len(site.clients.names):
+        out.append(f"clients: {planned} in the plan, {len(site.clients.names)} in the inventory")
+    return out
+
+
+def stale_plan(plan: Plan, site: Site, plan_path: str, *, force: bool) -> list[Diagnostic]:
+    """Nothing when ``plan`` was solved from this very inventory.  Otherwise raises
+    ``UsageError`` (``E-PLAN-STALE``) or, with ``force``, returns it as a warning."""
+    if plan.inventory_digest == site.digest:
+        return []
+    changes = plan_changes(plan, site)
+    what = (
+        "; ".join(changes[:MAX_SHOWN])
+        if changes
+        else (
+            "the same hosts and NIDs; another part of the inventory changed (topology, fabrics, "
+            "file systems or strategy settings)"
+        )
+    )
+    message = (
+        f"the plan was solved from another version of {site.file} "
+        f"(plan sha256:{plan.inventory_digest[:12]}, inventory now sha256:"
+        f"{site.digest[:12]}): {what}"
+    )
+    diag = Diagnostic(
+        plan_path,
+        0,
+        0,
+        "warning" if force else "error",
+        "W-PLAN-STALE" if force else "E-PLAN-STALE",
+        "$.inventory_digest",
+        message,
+        hint="" if force else "solve again, or give --force to use the plan anyway",
+    )
+    if not force:
+        raise UsageError([diag])
+    return [diag]

@@ -1,0 +1,182 @@
+"""What a file system declares, checked against the host files: every server has a file and an
+NI on each net of its NIDs, failover partners and the MGS are servers of the file system, the
+mount spec names the MGS NIDs, and every NID handed to clients (mount, ``--mgsnode``,
+``--servicenode``) is one of the serving host's client NIDs."""
+
+from __future__ import annotations
+
+import re
+
+from lnetgen import nodes
+from lnetgen.verify.findings import Collector
+from lnetgen.verify.locate import Locator
+from lnetgen.verify.manifest import FileSystem, Manifest, Server
+from lnetgen.verify.reach import net_of
+from lnetgen.verify.world import Endpoint, World
+
+_MKFS_NIDS = re.compile(r"--(mgsnode|servicenode|failnode)[= ]\"?([^\s\"]+)")
+
+
+def _split_nids(text: str) -> list[str]:
+    """NIDs of an ``--mgsnode``/``--servicenode`` value or a mount spec (``:`` between hosts,
+    ``,`` between NIDs of one host); a piece that is no NID is kept as written."""
+    out = []
+    for piece in re.split(r"[:,]", text):
+        if not piece:
+            continue
+        try:
+            out.append(str(nodes.parse_nid(piece)))
+        except nodes.NodeSyntaxError:
+            out.append(piece)
+    return out
+
+
+class DeclaredChecker:
+    """Checks one file system's declarations; reports into a ``Collector``."""
+
+    def __init__(self, world: World, manifest: Manifest, out: Collector, loc: Locator) -> None:
+        self.world, self.manifest, self.out, self.loc = world, manifest, out, loc
+
+    def _at(self, fs: FileSystem, *needles: str) -> int:
+        return self.manifest.line_of('"filesystems"', f'"{fs.name}":', *needles)
+
+    def _report(self, code: str, fs: FileSystem, line: int, path: str, message: str) -> None:
+        self.out.add(code, self.manifest.path, line, 1, f"$.filesystems.{fs.name}{path}", message)
+
+    def servers(self, fs: FileSystem) -> list[tuple[Server, Endpoint]]:
+        """The servers of ``fs`` that have a file, each checked against it."""
+        found = []
+        names = {s.name for s in fs.servers}
+        for i, s in enumerate(fs.servers):
+            ep = self.world.by_host.get(s.name)
+            if ep is None or ep.role != "server":
+                what = "no readable host file" if ep is None else f"a {ep.role} file"
+                self._report(
+                    "V-HOST-MISSING",
+                    fs,
+                    self._at(fs, f'"name": "{s.name}"'),
+                    f".servers[{i}]",
+                    f"{fs.name}: server {s.name} has {what}: nothing proved",
+                )
+                continue
+            found.append((s, ep))
+            for nid in dict.fromkeys(s.nids + s.client_nids):
+                if net_of(nid) not in ep.nets:
+                    place = self.loc.section(ep.file, "net")
+                    self.out.add(
+                        "V-NID-NO-NI",
+                        ep.file,
+                        place.line,
+                        place.col,
+                        place.path,
+                        f"{s.name} has NID {nid} in the manifest but no NI on {net_of(nid)}",
+                    )
+            for nid in s.client_nids:
+                if nid not in s.nids:
+                    self._report(
+                        "V-NID-NOT-CLIENT",
+                        fs,
+                        self._at(fs, f'"name": "{s.name}"', nid),
+                        f".servers[{i}].client_nids",
+                        f"{fs.name}: client NID {nid} of {s.name} is not one of its NIDs",
+                    )
+            if s.failover is not None and (s.failover not in names or s.failover == s.name):
+                self._report(
+                    "V-FAILOVER",
+                    fs,
+                    self._at(fs, f'"name": "{s.name}"', '"failover"'),
+                    f".servers[{i}].failover",
+                    f"{fs.name}: failover partner {s.failover} of {s.name} is not another server "
+                    f"of {fs.name}",
+                )
+        return found
+
+    def _client_nids_of(self, fs: FileSystem, name: str) -> set[str]:
+        """Client NIDs of server ``name`` and of its failover partner (both ways)."""
+        out: set[str] = set()
+        for s in fs.servers:
+            if s.name == name or s.failover == name:
+                out.update(s.client_nids)
+                partner = next((t for t in fs.servers if t.name == s.failover), None)
+                if partner is not None:
+                    out.update(partner.client_nids)
+        return out
+
+    def _all_nids_of(self, fs: FileSystem, name: str) -> set[str]:
+        """Every NID of server ``name`` and of its failover partner (both ways)."""
+        out: set[str] = set()
+        for s in fs.servers:
+            if s.name == name or s.failover == name:
+                out.update(s.nids)
+                partner = next((t for t in fs.servers if t.name == s.failover), None)
+                if partner is not None:
+                    out.update(partner.nids)
+        return out
+
+    def mgs(self, fs: FileSystem) -> None:
+        """The MGS is a server of ``fs``; mount spec and ``mgs_nids`` agree and are client
+        NIDs of the MGS or its failover partner."""
+        if fs.mgs not in {s.name for s in fs.servers}:
+            self._report(
+                "V-MGS",
+                fs,
+                self._at(fs, '"mgs"'),
+                ".mgs",
+                f"{fs.name}: the MGS {fs.mgs} is not a server of {fs.name}",
+            )
+        allowed = self._client_nids_of(fs, fs.mgs)
+        for nid in fs.mgs_nids:
+            if nid not in allowed:
+                self._report(
+                    "V-NID-NOT-CLIENT",
+                    fs,
+                    self._at(fs, '"mgs_nids"', nid),
+                    ".mgs_nids",
+                    f"{fs.name}: mount NID {nid} is not a client NID of the MGS {fs.mgs} or its "
+                    "failover partner: clients are handed client NIDs only",
+                )
+        left, sep, name = fs.mount.rpartition(":/")
+        if not sep or name != fs.name or set(_split_nids(left)) != set(fs.mgs_nids):
+            self._report(
+                "V-MOUNT-SPEC",
+                fs,
+                self._at(fs, '"mount"'),
+                ".mount",
+                f"{fs.name}: mount spec {fs.mount!r} should name the MGS NIDs "
+                f"{':'.join(fs.mgs_nids)} and :/{fs.name}",
+            )
+
+    def mkfs(self, fs: FileSystem) -> None:
+        """Each ``--mgsnode`` group (the NIDs of one node) names NIDs of the MGS or its
+        failover partner, one of them a mount NID; each ``--servicenode``/``--failnode`` group
+        names NIDs of the target's server or its partner, one of them a client NID.  Extra
+        server-net NIDs are right there: servers reach each other on them, and Lustre skips a
+        peer NID it cannot reach (``ptlrpc_uuid_to_peer``)."""
+        for i, s in enumerate(fs.servers):
+            clients = self._client_nids_of(fs, s.name)
+            owned = self._all_nids_of(fs, s.name)
+            mgs_owned = self._all_nids_of(fs, fs.mgs)
+            for t in s.targets:
+                for m in _MKFS_NIDS.finditer(t.mkfs):
+                    opt = m.group(1)
+                    group = _split_nids(m.group(2))
+                    mgs = opt == "mgsnode"
+                    known, usable = (mgs_owned, set(fs.mgs_nids)) if mgs else (owned, clients)
+                    strangers = [n for n in group if n not in known]
+                    if not strangers and usable & set(group):
+                        continue
+                    line = self._at(fs, f'"name": "{t.name}"')
+                    where = f".servers[{i}].targets"
+                    whose = f"the MGS {fs.mgs}" if mgs else s.name
+                    why = (
+                        f"{', '.join(strangers)} is no NID of {whose} or its failover partner"
+                        if strangers
+                        else "none of them is a NID clients may use"
+                    )
+                    self._report(
+                        "V-MGS" if mgs else "V-NID-NOT-CLIENT",
+                        fs,
+                        line,
+                        where,
+                        f"{fs.name}: {t.name} --{opt}={m.group(2)}: {why}",
+                    )

@@ -1,0 +1,264 @@
+"""The manifest of a generated tree as ``verify`` reads it: which file configures which hosts in
+which role, and the ``filesystems`` section (MGS, mount NIDs, servers with their NIDs, failover
+partners and targets).  Everything is checked for shape here; an unusable manifest is an
+``InputError`` (exit 2), never a finding."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from lnetgen import nodes
+from lnetgen.diagnostics import Diagnostic, InputError
+from lnetgen.live import LiveParseError
+from lnetgen.live.files import read_bytes
+
+#: Formats whose files are per-host LNet configuration, the primary one first.
+LNET_FORMATS = ("lnetctl", "modprobe")
+ROLES = ("client", "router", "server")
+SERVER_ROLES = ("oss", "mds")
+
+
+@dataclass(frozen=True)
+class Target:
+    """One Lustre target of a server: ``demo-OST0000``, its index, kind and mkfs line."""
+
+    name: str
+    index: int
+    kind: str
+    mkfs: str
+
+
+@dataclass(frozen=True)
+class Server:
+    """One OSS or MDS of a file system as the manifest describes it."""
+
+    name: str
+    role: str
+    mgs: bool
+    nids: tuple[str, ...]
+    client_nids: tuple[str, ...]
+    failover: str | None
+    targets: tuple[Target, ...] = ()
+
+
+@dataclass(frozen=True)
+class FileSystem:
+    """A file system: its MGS, the NIDs clients mount from, the mount spec and its servers."""
+
+    name: str
+    mgs: str
+    mgs_nids: tuple[str, ...]
+    mount: str
+    servers: tuple[Server, ...]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One file of the tree: path (relative), format, role, hosts (folded) and file systems."""
+
+    path: str
+    format: str
+    role: str
+    hosts: str
+    fs: tuple[str, ...] = ()
+
+
+@dataclass
+class Manifest:
+    """A parsed manifest; ``text`` is kept to locate findings in it."""
+
+    path: str
+    text: str
+    site: str
+    strategy: str
+    entries: list[Entry]
+    filesystems: dict[str, FileSystem]
+    server_nets: dict[str, str] = field(default_factory=dict)
+    inventory_digest: str = ""
+    routers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def line_of(self, *needles: str) -> int:
+        """The line of the first ``needles[-1]`` found after each earlier needle in turn
+        (``line_of('"filesystems"', '"scratch":', nid)``); 0 when one is missing."""
+        pos = 0
+        for n in needles:
+            found = self.text.find(n, pos)
+            if found < 0:
+                return 0
+            pos = found
+        return self.text.count("\n", 0, pos) + 1
+
+
+def _bad(path: str, message: str) -> InputError:
+    return InputError([Diagnostic(path, 0, 0, "error", "E-VERIFY-MANIFEST", "$", message)])
+
+
+def _text(obj: dict[str, Any], key: str, where: str, mpath: str, *, empty: bool = False) -> str:
+    value = obj.get(key)
+    if not isinstance(value, str) or (not value and not empty) or not value.isprintable():
+        raise _bad(mpath, f"{where}: {key!r} should be a non-empty text")
+    return value
+
+
+def _nid(text: Any, where: str, mpath: str) -> str:
+    if not isinstance(text, str):
+        raise _bad(mpath, f"{where}: {text!r} is not a NID")
+    try:
+        return str(nodes.parse_nid(text.strip()))
+    except nodes.NodeSyntaxError as exc:
+        raise _bad(mpath, f"{where}: {exc}") from None
+
+
+def _nids(obj: dict[str, Any], key: str, where: str, mpath: str) -> tuple[str, ...]:
+    value = obj.get(key)
+    if not isinstance(value, list) or not value:
+        raise _bad(mpath, f"{where}: {key!r} should be a non-empty list of NIDs")
+    return tuple(_nid(v, f"{where}.{key}", mpath) for v in value)
+
+
+def _host(obj: dict[str, Any], key: str, where: str, mpath: str) -> str:
+    value = _text(obj, key, where, mpath)
+    if nodes.HOSTNAME_RE.match(value) is None:
+        raise _bad(mpath, f"{where}: {key!r} {value!r} is not a host name")
+    return value
+
+
+def _target(obj: Any, where: str, mpath: str) -> Target:
+    if not isinstance(obj, dict) or not isinstance(obj.get("index"), int):
+        raise _bad(mpath, f"{where}: a target needs 'name', 'index', 'kind' and 'mkfs'")
+    return Target(
+        _text(obj, "name", where, mpath),
+        obj["index"],
+        _text(obj, "kind", where, mpath),
+        _text(obj, "mkfs", where, mpath, empty=True),
+    )
+
+
+def _server(obj: Any, where: str, mpath: str) -> Server:
+    if not isinstance(obj, dict):
+        raise _bad(mpath, f"{where}: a server should be an object")
+    role = obj.get("role")
+    if role not in SERVER_ROLES:
+        raise _bad(mpath, f"{where}: 'role' should be one of {', '.join(SERVER_ROLES)}")
+    failover = obj.get("failover")
+    if failover is not None:
+        failover = _host(obj, "failover", where, mpath)
+    targets = obj.get("targets", [])
+    if not isinstance(targets, list):
+        raise _bad(mpath, f"{where}: 'targets' should be a list")
+    return Server(
+        _host(obj, "name", where, mpath),
+        str(role),
+        obj.get("mgs") is True,
+        _nids(obj, "nids", where, mpath),
+        _nids(obj, "client_nids", where, mpath),
+        failover,
+        tuple(_target(t, f"{where}.targets[{i}]", mpath) for i, t in enumerate(targets)),
+    )
+
+
+def _filesystem(name: str, obj: Any, mpath: str) -> FileSystem:
+    where = f"filesystems.{name}"
+    if nodes.NAME_RE.match(name) is None:
+        raise _bad(mpath, f"{where}: {name!r} is not a file system name")
+    if not isinstance(obj, dict) or not isinstance(obj.get("servers"), list):
+        raise _bad(mpath, f"{where}: expected an object with 'mgs', 'mgs_nids', 'mount', 'servers'")
+    servers = tuple(
+        _server(s, f"{where}.servers[{i}]", mpath) for i, s in enumerate(obj["servers"])
+    )
+    return FileSystem(
+        name,
+        _host(obj, "mgs", where, mpath),
+        _nids(obj, "mgs_nids", where, mpath),
+        _text(obj, "mount", where, mpath),
+        servers,
+    )
+
+
+def _entry(i: int, obj: dict[str, Any], mpath: str) -> Entry | None:
+    fmt, rel, hosts, role = obj.get("format"), obj.get("path"), obj.get("hosts"), obj.get("role")
+    if not isinstance(rel, str) or not isinstance(hosts, str) or not isinstance(fmt, str):
+        raise _bad(mpath, f'files[{i}] needs a text "path", "format" and "hosts"')
+    if not hosts or role not in ROLES:
+        return None
+    if not rel.isprintable() or os.path.isabs(rel) or ".." in rel.split("/"):
+        raise _bad(mpath, f"files[{i}]: path {rel!r} leaves the directory or cannot be printed")
+    fs = obj.get("fs", [])
+    if not isinstance(fs, list) or not all(isinstance(f, str) for f in fs):
+        raise _bad(mpath, f'files[{i}]: "fs" should be a list of file system names')
+    return Entry(rel, fmt, str(role), hosts, tuple(fs))
+
+
+def parse_manifest(data: bytes, mpath: str) -> Manifest:
+    """A ``Manifest`` from the bytes of ``manifest.json``.  Raises ``InputError``
+    (``E-VERIFY-MANIFEST``) naming what is missing or malformed."""
+    try:
+        text = data.decode("utf-8")
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise _bad(mpath, f"not an lnetgen manifest: {str(exc)[:200]}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("files"), list):
+        raise _bad(mpath, 'not an lnetgen manifest: expected an object whose "files" is a list')
+    if "filesystems" not in doc:
+        raise _bad(
+            mpath,
+            'the manifest has no "filesystems" section (MGS, mount NIDs, servers and their '
+            "NIDs): regenerate the tree with this version of lnetgen",
+        )
+    fss = doc["filesystems"]
+    if not isinstance(fss, dict) or not fss:
+        raise _bad(mpath, '"filesystems" should be an object with at least one file system')
+    nets = doc.get("server_nets", {})
+    if not isinstance(nets, dict) or not all(isinstance(v, str) for v in nets.values()):
+        raise _bad(mpath, '"server_nets" should map fabric names to net names')
+    entries = []
+    for i, obj in enumerate(doc["files"]):
+        if not isinstance(obj, dict):
+            raise _bad(mpath, f"files[{i}] should be an object")
+        entry = _entry(i, obj, mpath)
+        if entry is not None:
+            entries.append(entry)
+    return Manifest(
+        mpath,
+        text,
+        str(doc.get("site", "")),
+        str(doc.get("strategy", "")),
+        entries,
+        {name: _filesystem(name, fss[name], mpath) for name in sorted(fss)},
+        {str(k): v for k, v in sorted(nets.items())},
+        str(doc.get("inventory_digest", "")),
+        _routers(doc.get("routers", {}), mpath),
+    )
+
+
+def _routers(obj: object, mpath: str) -> dict[str, tuple[str, ...]]:
+    """The optional ``routers`` map (router -> NIDs) as canonical NIDs."""
+    if not isinstance(obj, dict):
+        raise _bad(mpath, '"routers" should map router names to lists of NIDs')
+    out: dict[str, tuple[str, ...]] = {}
+    for name, nids in sorted(obj.items()):
+        if not isinstance(nids, list) or not all(isinstance(n, str) for n in nids):
+            raise _bad(mpath, f'"routers"."{name}" should be a list of NIDs')
+        try:
+            out[str(name)] = tuple(str(nodes.parse_nid(n)) for n in nids)
+        except nodes.NodeSyntaxError as exc:
+            raise _bad(mpath, f'"routers"."{name}": {exc}') from None
+    return out
+
+
+def read_manifest(mpath: str) -> Manifest:
+    """Read and parse ``mpath``.  Raises ``InputError`` when it cannot be read or used."""
+    try:
+        data = read_bytes(mpath)
+    except FileNotFoundError:
+        raise _bad(
+            mpath, "no such file: verify needs the manifest.json of a generated tree"
+        ) from None
+    except LiveParseError as exc:
+        raise _bad(mpath, exc.diagnostic.message) from None
+    except OSError as exc:
+        raise _bad(mpath, f"cannot read: {exc.strerror or exc}") from None
+    return parse_manifest(data, mpath)

@@ -1,0 +1,306 @@
+"""The pair proofs of one file system: every client class reaches every server (its client
+NIDs) and the MGS NIDs, every server reaches every other server and every client class, the two
+ends of a routed pair use the same routers, and every route of an endpoint in scope is sound.
+
+Failures are reported per sender (file) and cause, listing the destinations, so a site whose
+servers cannot reach each other gets one finding per server, not one per pair.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lnetgen import nodes
+from lnetgen.verify.findings import KINDS, Collector, Count
+from lnetgen.verify.locate import Locator
+from lnetgen.verify.manifest import FileSystem, Manifest, Server
+from lnetgen.verify.reach import BACKUP, DIRECT, HOLD, NONE, Prover, Reach, net_of
+from lnetgen.verify.world import Endpoint, World
+
+
+@dataclass
+class _Failure:
+    """Destinations one sender fails (or only reaches at a worse priority) for one cause."""
+
+    dests: set[str] = field(default_factory=set)
+    nets: set[str] = field(default_factory=set)
+
+
+@dataclass
+class FsProof:
+    """The endpoints of one file system and what was proved about them."""
+
+    fs: FileSystem
+    servers: list[tuple[Server, Endpoint]]
+    clients: list[Endpoint]
+    counts: dict[str, Count] = field(default_factory=lambda: {k: Count() for k in KINDS})
+    #: (client endpoint, server) -> the client NID proved reachable (for the ping plan)
+    client_nid: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: (server, other server) -> the NID of the other server proved reachable
+    server_nid: dict[tuple[str, str], str] = field(default_factory=dict)
+
+
+def _folded(names: set[str]) -> str:
+    """``names`` as one folded node set; a plain list when one is not a host name (the
+    groups of live clients, ``clients-gni#2``)."""
+    if all(nodes.HOSTNAME_RE.match(n) for n in names):
+        return nodes.fold(sorted(names))
+    return ", ".join(sorted(names))
+
+
+def _status(r: Reach | None) -> str:
+    if r is None or not r.ok:
+        return "fail"
+    return "backup" if r.status == BACKUP else "hold"
+
+
+class PairChecker:
+    """Runs the pair proofs and reports into a ``Collector``."""
+
+    def __init__(
+        self, world: World, manifest: Manifest, prover: Prover, out: Collector, loc: Locator
+    ) -> None:
+        self.world, self.manifest, self.prover, self.out, self.loc = (
+            world,
+            manifest,
+            prover,
+            out,
+            loc,
+        )
+        self._failures: dict[tuple[str, str, str], _Failure] = {}
+        self._routes_done: set[str] = set()
+        self._symmetry_done: set[tuple[str, str, str, str]] = set()
+
+    # ---------------------------------------------------------------- bookkeeping
+
+    def _fail(self, sender: Endpoint, kind: str, r: Reach | None, dest: str, net: str) -> None:
+        code = (
+            "V-BACKUP-ONLY"
+            if r is not None and r.status == BACKUP
+            else ("V-NO-ROUTE" if r is None or r.status == NONE else "V-UNREACHABLE")
+        )
+        f = self._failures.setdefault((sender.name, kind, code), _Failure())
+        f.dests.add(dest)
+        f.nets.add(net)
+
+    def flush(self) -> None:
+        """Report the failures gathered, one finding per sender, kind and cause."""
+        for (name, kind, code), f in sorted(self._failures.items()):
+            ep = self.world.endpoints[name]
+            nets = sorted(f.nets)
+            shown = ", ".join(nets[:6]) + (f" and {len(nets) - 6} more" if len(nets) > 6 else "")
+            dests = _folded(f.dests)
+            who = ep.name if ep.hosts == ep.name else f"{ep.name} ({ep.hosts})"
+            if code == "V-NO-ROUTE":
+                why = f"no NI on and no route to {shown}"
+                place = self.loc.section(ep.file, "route")
+                if not place.line:
+                    place = self.loc.section(ep.file, "net")
+            elif code == "V-UNREACHABLE":
+                why = f"no working route to {shown} (see the route findings)"
+                place = self.loc.route(ep.file, nets[0], "")
+            else:
+                why = f"only backup routes work to {shown}"
+                place = self.loc.route(ep.file, nets[0], "")
+            self.out.add(
+                code,
+                ep.file,
+                place.line,
+                place.col,
+                place.path,
+                f"{kind}: {who} cannot reach {dests}: {why}"
+                if code != "V-BACKUP-ONLY"
+                else f"{kind}: {who} reaches {dests} only at a worse priority: {why}",
+            )
+        self._failures.clear()
+
+    def routes(self, ep: Endpoint) -> None:
+        """Report what is wrong with each route of ``ep`` (once per endpoint)."""
+        if ep.name in self._routes_done:
+            return
+        self._routes_done.add(ep.name)
+        if not ep.nets:
+            place = self.loc.section(ep.file, "net")
+            self.out.add(
+                "V-NO-NI",
+                ep.file,
+                place.line,
+                place.col,
+                place.path,
+                f"{ep.name} ({ep.role}) configures no NI",
+            )
+        for net, verdicts in sorted(self.prover.verdicts(ep).items()):
+            for v in verdicts:
+                if net in ep.nets:
+                    place = self.loc.route(ep.file, net, v.gateway)
+                    self.out.add(
+                        "V-ROUTE-LOCAL",
+                        ep.file,
+                        place.line,
+                        place.col,
+                        place.path,
+                        f"route to {net} via {v.gateway}: {ep.name} has an NI on {net}",
+                    )
+                for code, message in v.problems:
+                    self._route_problem(ep, v.net, v.gateway, v.router, code, message)
+
+    def _route_problem(
+        self, ep: Endpoint, net: str, gw: str, router: str | None, code: str, message: str
+    ) -> None:
+        gw_ep = self.world.by_host.get(router) if router is not None else None
+        if code == "V-GW-NOT-ROUTER" and gw_ep is not None and gw_ep.role == "router":
+            # the router's file is what is wrong: it lost its `routing: enable`
+            place = self.loc.section(gw_ep.file, "routing")
+            if not place.line:
+                place = self.loc.section(gw_ep.file, "net")
+            self.out.add(
+                code,
+                gw_ep.file,
+                place.line,
+                place.col,
+                place.path,
+                f"router {router} does not forward (routing not enabled), yet routes use it as "
+                "a gateway",
+            )
+            return
+        place = self.loc.route(ep.file, net, gw)
+        self.out.add(code, ep.file, place.line, place.col, place.path, f"{ep.name}: {message}")
+
+    # ---------------------------------------------------------------- symmetry
+
+    def symmetric(self, a: Endpoint, ra: Reach, b: Endpoint) -> None:
+        """``a`` reaches ``b``'s net through routers (``ra``): ``b`` must route back to ``a``'s
+        gateway-side net through exactly those routers, and only those."""
+        for local in sorted({net_of(r.gateway) for r in ra.routes} & a.nets):
+            key = (a.name, ra.net, b.name, local)
+            if key in self._symmetry_done or local in b.nets:
+                continue
+            self._symmetry_done.add(key)
+            mine = ra.routers_via(local)
+            back = self.prover.reach(b, local)
+            theirs = back.routers_via(ra.net)
+            if not back.ok:
+                continue  # the return path itself fails: reported as a pair failure
+            for rtr in sorted(mine - theirs):
+                place = self.loc.route(b.file, local, "")
+                self.out.add(
+                    "V-ASYMMETRIC",
+                    b.file,
+                    place.line,
+                    place.col,
+                    place.path,
+                    f"{a.name} reaches {ra.net} through {rtr}, but {b.name} has no route to "
+                    f"{local} through {rtr}: with drop_asym_route {b.name} drops what arrives "
+                    f"through it",
+                )
+            for v in back.routes:
+                if v.router in theirs - mine and net_of(v.gateway) == ra.net:
+                    place = self.loc.route(b.file, local, v.gateway)
+                    self.out.add(
+                        "V-ASYMMETRIC",
+                        b.file,
+                        place.line,
+                        place.col,
+                        place.path,
+                        f"{b.name} routes to {local} through {v.router} ({v.gateway}), which "
+                        f"{a.name} does not use for {ra.net}: with drop_asym_route {a.name} "
+                        "drops the replies",
+                    )
+
+    # ---------------------------------------------------------------- pairs
+
+    def prove(self, p: FsProof) -> None:
+        """All pairs of one file system."""
+        scoped = self.world.in_scope
+        for ep in p.clients + [e for _s, e in p.servers]:
+            if scoped(ep):
+                self.routes(ep)
+        for c in p.clients:
+            for s, sep in p.servers:
+                if not (scoped(c) or scoped(sep)):
+                    continue
+                self._client_to_server(p, c, s, sep)
+        by_nets: dict[tuple[str, ...], list[tuple[Server, Endpoint]]] = {}
+        for b_spec, b in p.servers:
+            by_nets.setdefault(tuple(net_of(n) for n in b_spec.nids), []).append((b_spec, b))
+        for _a_spec, a in p.servers:
+            self._server_to_servers(p, a, by_nets)
+            for c in p.clients:
+                if not (scoped(a) or scoped(c)):
+                    continue
+                nets = tuple(f"0@{n}" for n in sorted(c.nets))
+                _nid, r = self.prover.reach_any(a, nets)
+                p.counts[KINDS[2]].add(_status(r))
+                if r is None or not r.ok or r.status == BACKUP:
+                    self._fail(a, KINDS[2], r, c.name, r.net if r else "(no client net)")
+
+    def _server_to_servers(
+        self, p: FsProof, a: Endpoint, by_nets: dict[tuple[str, ...], list[tuple[Server, Endpoint]]]
+    ) -> None:
+        """``a`` reaches every other server (any of its NIDs); servers whose NIDs are on the
+        same nets are reached alike, so each such group is judged once."""
+        scoped = self.world.in_scope
+        for members in by_nets.values():
+            others = [(s, e) for s, e in members if e is not a and (scoped(a) or scoped(e))]
+            if not others:
+                continue
+            first = others[0][0].nids
+            nid, r = self.prover.reach_any(a, first)
+            index = first.index(nid) if nid else 0
+            status = _status(r)
+            p.counts[KINDS[1]].add(status, len(others))
+            for b_spec, b in others:
+                if status != "hold":
+                    self._fail(a, KINDS[1], r, b.name, net_of(b_spec.nids[index]))
+                if r is not None and r.ok:
+                    p.server_nid[(a.hosts, b_spec.name)] = b_spec.nids[index]
+                    if r.status != DIRECT:
+                        self.symmetric(a, r, b)
+
+    def _client_to_server(self, p: FsProof, c: Endpoint, s: Server, sep: Endpoint) -> None:
+        results = [(nid, self.prover.reach(c, net_of(nid))) for nid in s.client_nids]
+        good = [(nid, r) for nid, r in results if r.status in (DIRECT, HOLD)]
+        usable = good or [(nid, r) for nid, r in results if r.ok]
+        status = _status(usable[0][1]) if usable else "fail"
+        p.counts[KINDS[0]].add(status)
+        if usable:
+            p.client_nid[(c.name, s.name)] = usable[0][0]
+            if usable[0][1].status != DIRECT:
+                self.symmetric(c, usable[0][1], sep)
+        if not good:
+            nid, r = usable[0] if usable else results[0]
+            self._fail(c, KINDS[0], r, s.name, net_of(nid))
+        for nid, r in results:
+            if usable and not r.ok:
+                place = self.loc.route(c.file, net_of(nid), "")
+                self.out.add(
+                    "V-CLIENT-NID",
+                    c.file,
+                    place.line,
+                    place.col,
+                    place.path,
+                    f"{c.name} cannot reach {nid}, a client NID of {s.name} (it reaches "
+                    f"{usable[0][0]})",
+                )
+
+    def mount(self, p: FsProof) -> None:
+        """Every client class reaches every MGS NID it mounts from."""
+        for c in p.clients:
+            if not self.world.in_scope(c):
+                continue
+            for nid in p.fs.mgs_nids:
+                r = self.prover.reach(c, net_of(nid))
+                if r.ok:
+                    continue
+                line = self.manifest.line_of(
+                    '"filesystems"', f'"{p.fs.name}":', '"mgs_nids"', f'"{nid}"'
+                )
+                self.out.add(
+                    "V-MOUNT-UNREACHABLE",
+                    self.manifest.path,
+                    line,
+                    1,
+                    f"$.filesystems.{p.fs.name}.mgs_nids",
+                    f"{p.fs.name}: clients mount from {nid}, but {c.name} ({c.hosts}) has no "
+                    f"working route to {net_of(nid)} ({c.file})",
+                )

@@ -1,0 +1,274 @@
+"""How administrators use the CLI: solve -> review plan.json -> apply it with --plan; node sets
+in; pasteable change steps; part of a site in diff; importing a real fabric; figures that agree;
+files scripts read.  Each test names the defect it guards against.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shlex
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner, Result
+
+from lnetgen.cli import main
+from lnetgen.diff import SERVER, DiffResult, Group, HostDiff, format_steps, plan_changes
+from lnetgen.resources import schema_text
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "sites" / "demo.yaml"
+SPIDER = ROOT / "sites" / "spider.yaml"
+WOLF = ROOT / "sites" / "wolf.yaml"
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+# ----------------------------------------------------------------------------- plan -> apply
+
+
+@pytest.mark.parametrize("strategy", ["groups", "nearest-neighbor"])
+def test_generate_from_a_reviewed_plan_writes_exactly_what_solving_writes(
+    strategy: str, tmp_path: Path
+) -> None:
+    """generate always re-solved; now a reviewed plan.json is applied, byte for byte."""
+    plan = tmp_path / "plan.json"
+    assert run("solve", str(DEMO), "-s", strategy, "--out", str(plan)).exit_code == 0
+    doc = json.loads(plan.read_text(encoding="utf-8"))
+    assert doc["format_version"] == 1
+    jsonschema.validate(doc, json.loads(schema_text("plan.schema.json")))
+    a, b = tmp_path / "a", tmp_path / "b"
+    r = run("generate", str(DEMO), "--plan", str(plan), "--out", str(a), "--formats", "all")
+    assert r.exit_code == 0, r.output
+    assert (
+        run("generate", str(DEMO), "-s", strategy, "--out", str(b), "--formats", "all").exit_code
+        == 0
+    )
+    assert tree(a) == tree(b)
+
+
+def test_a_stale_plan_is_refused_naming_what_changed(tmp_path: Path) -> None:
+    """analyze/place only warned (W-PLAN-DIGEST) on a stale plan; generate/diff ignored plans."""
+    plan = tmp_path / "plan.json"
+    assert run("solve", str(DEMO), "--out", str(plan)).exit_code == 0
+    site = tmp_path / "demo.yaml"
+    site.write_text(
+        DEMO.read_text(encoding="utf-8").replace("ip: 10.10.0.5,", "ip: 10.10.0.99,"), "utf-8"
+    )
+    out = tmp_path / "out"
+    for args in (
+        ["generate", str(site), "--plan", str(plan), "--out", str(out)],
+        ["diff", str(site), "--plan", str(plan), "--live", str(plan)],
+        ["analyze", str(site), "--plan", str(plan)],
+        ["place", "osts", str(site), "--plan", str(plan), "--client", "nid00001"],
+    ):
+        r = run(*args)
+        assert r.exit_code == 2, r.output
+        assert (
+            "error[E-PLAN-STALE] $.inventory_digest: the plan was solved from another " in r.output
+        )
+        assert "NID addresses changed: rtr05" in r.output and "--force" in r.output
+    assert not out.exists()
+    r = run("generate", str(site), "--plan", str(plan), "--out", str(out), "--force")
+    assert r.exit_code == 0 and "warning[W-PLAN-STALE]" in r.output
+
+
+def test_a_plan_of_another_format_version_is_refused(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    assert run("solve", str(DEMO), "--out", str(plan)).exit_code == 0
+    doc = json.loads(plan.read_text(encoding="utf-8"))
+    for version in (None, 2):
+        if version is None:
+            del doc["format_version"]
+        else:
+            doc["format_version"] = version
+        plan.write_text(json.dumps(doc), encoding="utf-8")
+        r = run("analyze", str(DEMO), "--plan", str(plan))
+        assert r.exit_code == 2 and "error[E-PLAN-VERSION] $.format_version" in r.output
+
+
+# ----------------------------------------------------------------------------- node sets in
+
+
+def test_node_sets_are_accepted_where_names_are(tmp_path: Path) -> None:
+    """--fail 'rtr[01-02]' and --oss 'oss[01-02]' / 'oss01,oss02' were refused."""
+    one = run("analyze", str(DEMO), "--fail", "rtr01", "--fail", "rtr02", "--format", "json")
+    both = run("analyze", str(DEMO), "--fail", "rtr[01-02]", "--format", "json")
+    assert one.exit_code == both.exit_code and one.stdout == both.stdout
+    assert json.loads(both.stdout)["failure"]["failed"] == ["rtr01", "rtr02"]
+    outs = {
+        run("place", "clients", str(DEMO), *oss, "--per-oss", "2", "--format", "json").stdout
+        for oss in (
+            ["--oss", "oss01", "--oss", "oss02"],
+            ["--oss", "oss[01-02]"],
+            ["--oss", "oss01,oss02"],
+        )
+    }
+    assert len(outs) == 1
+    assert [p["server"] for p in json.loads(outs.pop())["placement"]["per_oss"]] == [
+        "oss01",
+        "oss02",
+    ]
+
+
+# ----------------------------------------------------------------------------- diff
+
+
+def test_plan_changes_are_pasteable_clush_lines(tmp_path: Path) -> None:
+    """--plan-changes printed '[oss[01-03]]' headers and did not say what needs an outage."""
+    out = tmp_path / "out"
+    assert run("generate", str(DEMO), "--out", str(out)).exit_code == 0
+    site = tmp_path / "demo.yaml"
+    site.write_text(
+        DEMO.read_text(encoding="utf-8").replace("ip: 10.10.0.1,", "ip: 10.10.0.77,"), "utf-8"
+    )
+    r = run("diff", str(site), "--live", str(out), "--plan-changes")
+    assert r.exit_code == 1
+    steps = r.stdout.split("# step 1:", 1)[1].split("\n", 1)[1]
+    commands = [ln for ln in steps.splitlines() if ln and not ln.startswith("#")]
+    assert commands
+    for line in commands:
+        argv = shlex.split(line)
+        assert argv[:2] == ["clush", "-w"] and len(argv) == 4 and argv[3].startswith("lnetctl ")
+    assert (
+        "clush -w 'oss[01-03]' 'lnetctl route add --net gni --gateway 10.10.0.77@o2ib100"
+        in r.stdout
+    )
+    assert "# oss[01-03] (3 hosts): live" in r.stdout
+    doc = json.loads(
+        run("diff", str(site), "--live", str(out), "--plan-changes", "--format", "json").stdout
+    )
+    assert all(s["live"] and s["clush"] for s in doc["steps"])
+
+
+def test_a_server_nid_change_is_an_outage() -> None:
+    d = HostDiff(SERVER, nids=(("o2ib100", ("10.10.1.1@o2ib100",), "10.10.1.9@o2ib100"),))
+    steps = plan_changes(DiffResult("s", "x", "p", groups=[Group("oss01", 1, d)]))
+    assert steps[0].outage and "lctl replace_nids" in steps[0].outage
+    text = format_steps(steps, DiffResult("s", "x", "p"))
+    assert "# oss01 (1 host): file system outage: " in text and "writeconf" in text
+
+
+def test_diff_on_part_of_a_site(tmp_path: Path) -> None:
+    """One host's dump reported the other 129 hosts missing; export.yaml became host 'export'."""
+    out = tmp_path / "out"
+    assert run("generate", str(DEMO), "--out", str(out)).exit_code == 0
+    one = out / "lnetctl" / "rtr01.yaml"
+    r = run("diff", str(DEMO), "--live", str(one))
+    assert r.exit_code == 0 and "1 host compared: 1 equal, 0 differ; 0 missing" in r.output
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    for h in ("rtr01", "rtr02", "oss01"):
+        shutil.copy(out / "lnetctl" / f"{h}.yaml", dumps / f"{h}.yaml")
+    r = run("diff", str(DEMO), "--live", str(dumps), "--hosts", "rtr[01-02],oss01")
+    assert (
+        r.exit_code == 0 and "3 hosts compared: 3 equal, 0 differ; 0 missing, 0 unknown" in r.output
+    )
+    r = run("diff", str(DEMO), "--live", str(dumps), "--hosts", "rtr[01-03]")
+    assert r.exit_code == 1 and "0 missing" not in r.output and "1 missing" in r.output
+    export = tmp_path / "export.yaml"
+    shutil.copy(out / "lnetctl" / "oss01.yaml", export)
+    assert "unknown" in run("diff", str(DEMO), "--live", str(export)).output
+    r = run("diff", str(DEMO), "--live", str(export), "--host", "oss01")
+    assert r.exit_code == 0 and "1 equal" in r.output
+    r = run("diff", str(DEMO), "--live", str(export), "--host", "rtr01")
+    assert r.exit_code == 1  # oss01's state is not rtr01's
+    r = run("diff", str(DEMO), "--live", str(dumps), "--host", "rtr01")
+    assert r.exit_code == 2 and "error[E-USAGE] --host" in r.output
+
+
+# ----------------------------------------------------------------------------- fabric
+
+
+@pytest.mark.parametrize(("site", "leaves"), [(DEMO, 6), (SPIDER, 48)])
+def test_leaf_modules_without_hosts_survive_an_import(
+    site: Path, leaves: int, tmp_path: Path
+) -> None:
+    """demo's core1/L03 and 16 of spider's leaf modules were dropped as 'above the spines'."""
+    net = tmp_path / "fabric.net"
+    assert run("fabric", "export", str(site), "--out", str(net)).exit_code == 0
+    r = run("fabric", "import", "ibnetdiscover", str(net))
+    assert r.exit_code == 0 and "above the spines" not in r.output, r.output
+    assert r.stdout.count("{name: L") == leaves
+    if site == DEMO:  # host-less like the rest of its line cards: 12 host ports, 12 uplinks
+        assert "- {name: L03, ports: 12, uplinks: 12, guid: '0x024903b524d95162'}" in r.stdout
+
+
+def test_a_yaml_file_is_not_ibnetdiscover_output() -> None:
+    r = run("fabric", "import", "ibnetdiscover", str(DEMO))
+    assert r.exit_code == 2
+    assert r.output.count("error[") == 1 and "this is not ibnetdiscover output" in r.output
+
+
+def test_fabric_check_keep_relative_and_both_busiest_uplinks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not all(shutil.which(t) for t in ("opensm", "ibsim", "dump_fts")):
+        pytest.skip("OpenSM, ibsim or infiniband-diags not installed")
+    monkeypatch.chdir(tmp_path)
+    r = run("fabric", "check", str(DEMO), "--keep", "kept")
+    assert r.exit_code in (0, 1), r.output
+    assert (tmp_path / "kept").is_dir()
+    assert "worst router->server leaf uplink against its best case: " in r.output
+    assert "most routes on one router->server leaf uplink: " in r.output
+    doc = json.loads(run("fabric", "check", str(DEMO), "--format", "json").stdout)
+    assert doc["scenarios"] and doc["scenarios"][0]["forward"]["most_routes"]["routes"] > 0
+
+
+# ----------------------------------------------------------------------------- figures, files
+
+
+def test_solve_says_what_its_router_load_counts() -> None:
+    """solve said 'router load 24.0-48.0 clients per router' where analyze says 96."""
+    r = run("solve", str(DEMO), "-s", "groups")
+    assert "24.0-48.0 clients per router as LNet spreads them (a client with k" in r.output
+    assert "analyze and report count every client routed through a router" in r.output
+
+
+def test_place_prints_the_max_hops_the_json_has() -> None:
+    """'max 3' in text where the JSON said 3.333."""
+    args = ["place", "clients", str(WOLF), "--oss", "lustre1-oss01"]
+    doc = json.loads(run(*args, "--format", "json").stdout)
+    (oss,) = doc["placement"]["per_oss"]
+    assert f"max {oss['max_hops']:.2f}" in run(*args).output
+
+
+def test_routes_csv_header_is_the_first_line_and_every_text_file_has_the_header(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    assert run("generate", str(DEMO), "--out", str(out)).exit_code == 0
+    with (out / "routes" / "clients.csv").open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows and set(rows[0]) == {
+        "class",
+        "members",
+        "count",
+        "net",
+        "gateway",
+        "hop",
+        "priority",
+        "why",
+    }
+    for rel, data in tree(out).items():
+        if rel.endswith((".json", ".csv")):
+            continue  # JSON has no comments; CSV starts with its columns (provenance: manifest)
+        first = data.decode().split("\n", 1)[0]
+        assert "generated by lnetgen " in first, rel
+
+
+def test_generate_json_says_what_was_written(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    first = json.loads(run("generate", str(DEMO), "--out", str(out), "--format", "json").stdout)
+    again = json.loads(run("generate", str(DEMO), "--out", str(out), "--format", "json").stdout)
+    assert first["written"] and not first["unchanged"] and not again["written"]
+    assert sorted(again["unchanged"]) == sorted(first["written"])
