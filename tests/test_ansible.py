@@ -159,7 +159,7 @@ def test_variables_names_and_shapes_match_plan() -> None:
         expect[f"host_vars/{s.name}/lnet.yml"] = (
             "server",
             s.name,
-            [(s.net, s.interface)],
+            [(net, s.interface) for net in s.networks],  # storage net, then server net
             server_routes[s.name],
             False,
         )

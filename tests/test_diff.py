@@ -318,7 +318,10 @@ def test_expected_roles_and_shared_client_state() -> None:
     exp = expected_states(plan, site)
     assert len(exp) == 130
     assert exp["rtr01"].role == ROUTER and exp["rtr01"].routing is True
-    assert exp["oss01"].role == SERVER and exp["oss01"].nids == {"o2ib100": "10.10.1.1@o2ib100"}
+    assert exp["oss01"].role == SERVER and exp["oss01"].nids == {
+        "o2ib100": "10.10.1.1@o2ib100",
+        "o2ib": "10.10.1.1@o2ib",
+    }
     a, b = exp["nid00001"], exp["nid00096"]
     assert isinstance(a, Expected) and a.routes is b.routes and a.nids == {"gni": "1@gni"}
 

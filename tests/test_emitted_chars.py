@@ -62,6 +62,10 @@ Per format (chosen from what each consumer treats specially):
     joins them into the same ``options lnet`` line).
 ``ansible/`` files that carry no inventory value (``site.yml``, ``ansible.cfg``, the ``lnet``
     role): byte-identical to the shipped ``templates/ansible/`` copy.
+``README.txt`` (read by people, its commands pasted into a shell)
+    every line is printable ASCII from ``[A-Za-z0-9 _.,:;()@/<>=+[]#'-]``: no ``$``, backtick,
+    quote, ``\\``, ``|``, ``&``, ``{}`` or ``*``, so a pasted ``mkfs.lustre``/``mount`` line
+    expands nothing.
 ``plan.json``, ``manifest.json``
     parse as JSON; every string is printable ASCII without ``"``, ``\\``, ``$`` or backtick
     (so no JSON escape is ever needed and a ``jq -r`` into a shell stays one word per value
@@ -122,6 +126,7 @@ _ROUTE_NET = re.compile(r"[a-z][a-z0-9,\[\]-]*")
 _OPTION = re.compile(r' ([a-z_]+)="([^"]*)"')
 _GUID_LINE = re.compile(rf"{GUID}(  [A-Za-z0-9_.:-]+( [A-Za-z0-9_.:-]+)*)?")
 _OPENSM_LINE = re.compile(r"[a-z_]+ [A-Za-z0-9_./:,-]+")
+_README_LINE = re.compile(r"[A-Za-z0-9 _.,:;()@/<>=+\[\]#'-]*")
 
 STATIC_ANSIBLE = data_dir("templates") / "ansible"
 
@@ -355,6 +360,8 @@ def problems(rel: str, text: str) -> list[str]:
     name = parts[-1]
     if rel in ("plan.json", "manifest.json"):
         out += _check_json(text)
+    elif rel == "README.txt":
+        out += _need_header(first) + _check_lines(text, _README_LINE)
     elif parts[0] == "lnetctl" and name.endswith(".yaml"):
         out += _need_header(first) + _check_lnetctl(text)
     elif parts[0] == "modprobe" and name.endswith(".conf"):
@@ -489,6 +496,8 @@ _NETS = 'options lnet networks="gni(ipogif0)"'
         ("ansible/site.yml", _HEAD + "- hosts: all\n", "shipped role file"),
         ("plan.json", '{"site": "a\\"b"}\n', "site"),
         ("manifest.json", "{\n", "JSON"),
+        ("README.txt", _HEAD + "mount -t lustre $(id):/x\n", "line 2"),
+        ("README.txt", "no header\n", "header"),
         ("somewhere/new.txt", "x\n", "no alphabet"),
     ],
 )

@@ -109,7 +109,8 @@ def test_export_text_is_ibsim_syntax() -> None:
 def test_storage_fabric_export_derives_missing_guids() -> None:
     s = site("wolf")
     lay = fabric.layout(s, "lustre-ib")
-    assert (len(lay.leaves), len(lay.spines), len(lay.hosts)) == (8, 9, 48)
+    # 24 routers + 21 OSS + 1 MDS
+    assert (len(lay.leaves), len(lay.spines), len(lay.hosts)) == (8, 9, 46)
     derived = lay.derived()
     assert len(derived) == 17  # 8 leaves + 9 spines have no GUID in wolf.yaml
     assert all(c.guid >> 56 == 0x02 for c in (*lay.leaves, *lay.spines))
@@ -412,7 +413,7 @@ def test_wolf_opensm_files_per_fabric() -> None:
     stor = fabric_files(s, fabric.fabric_of(s, "lustre-ib"), "hdr", None)
     assert sorted(stor) == ["io_guid_file", "opensm.conf"]  # no spine GUIDs in wolf.yaml
     io = _active(stor["io_guid_file"])
-    assert len(io) == 24 and all("lustre1-oss" in ln for ln in io)
+    assert len(io) == 22 and all("lustre1-oss" in ln or "lustre1-mds" in ln for ln in io)
 
 
 def test_generate_writes_only_recorded_opensm_settings(tmp_path: Path) -> None:

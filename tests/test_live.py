@@ -113,14 +113,14 @@ def test_route_show_verbose_and_net_show() -> None:
     assert s.formats == (live.NET_SHOW, live.ROUTE_SHOW_V)
     assert s.routes is not None and s.routes.detailed
     assert dict(s.routes.routes) == server_routes("oss02")
-    assert s.nets is not None and dict(s.nets.nets) == {"o2ib100": ("ib0",)}
+    assert s.nets is not None and dict(s.nets.nets) == {"o2ib100": ("ib0",), "o2ib": ("ib0",)}
     assert s.routing is None  # neither dump shows routing
 
 
 def test_modprobe_server_routes_with_ranges_and_priorities() -> None:
     s = parse(DEMO / "oss03.conf")
     assert s.formats == (live.MODPROBE,)
-    assert s.nets is not None and dict(s.nets.nets) == {"o2ib100": ("ib0",)}
+    assert s.nets is not None and dict(s.nets.nets) == {"o2ib100": ("ib0",), "o2ib": ("ib0",)}
     assert s.routes is not None and dict(s.routes.routes) == server_routes("oss03")
     assert s.routing is False
 

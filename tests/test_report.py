@@ -325,11 +325,12 @@ def test_spider_report() -> None:
     check_html(html)
     svgs = parse_svgs(html)
     assert len(html.encode()) < 3_000_000
-    # fabric: one switch drawn, the other summarized; spine crossing bars on 16 modules
+    # fabric: one switch drawn, the other summarized; spine crossing bars on core1's 16 OSS
+    # modules and its MDS module
     assert "1 more switch(es) not drawn (core2)" in html
     fabric = next(e for e in svgs if e.get("aria-label") == "storage fabric sion")
     risers = [e for e in fabric.iter() if e.get("class") == "riser"]
-    assert len(risers) == 16
+    assert len(risers) == 17
     # torus: overview + 2 slices per direction, 25 x 32 cells each
     maps = [e for e in svgs if "slice z=" in (e.get("aria-label") or "")]
     assert len(maps) == 4

@@ -124,26 +124,34 @@ def test_spider_counts() -> None:
     assert site.clients.names[0] == "nid00001" and site.clients.names[-1] == "nid18688"
     assert site.torus is not None
     assert site.torus.dims == (25, 32, 24) and site.torus.routing == "seastar"
-    assert len(site.routers) == 192
-    assert Counter(s.role for s in site.servers) == {"oss": 192}
-    assert all(len(s.osts) == 7 for s in site.servers)
+    assert len(site.routers) == 196  # 192 paired with OSS + 4 on the MDS path
+    assert Counter(s.role for s in site.servers) == {"oss": 192, "mds": 3}
+    assert all(len(s.osts) == 7 for s in site.servers if s.role == "oss")
     assert osts_per_fs(site) == {"widow1": 672, "widow2": 336, "widow3": 336}
-    assert Counter(s.fs for s in site.servers) == {"widow1": 96, "widow2": 48, "widow3": 48}
+    assert Counter(s.fs for s in site.servers if s.role == "oss") == {
+        "widow1": 96,
+        "widow2": 48,
+        "widow3": 48,
+    }
+    assert [f.mgs for f in site.filesystems] == ["widow1-mds01", "widow2-mds01", "widow3-mds01"]
     # OST indices of each file system start at 0 and have no holes
     by_fs: dict[str, set[int]] = defaultdict(set)
     for s in site.servers:
         by_fs[s.fs].update(s.osts)
     assert all(v == set(range(len(v))) for v in by_fs.values())
-    # 32 modules, 16 per core switch, each 6 routers + 6 OSS
+    # 32 OSS modules, 16 per core switch, each 6 routers + 6 OSS; the MDS module L17 of core1
+    # holds the 4 MDS-path routers and the 3 MDS
     rpm, spm = routers_per_module(site), servers_per_module(site, "oss")
-    assert set(rpm) == set(spm) and len(rpm) == 32
-    assert set(rpm.values()) == {6} and set(spm.values()) == {6}
+    mds_module = ("core1", "L17")
+    assert set(rpm) == set(spm) | {mds_module} and len(spm) == 32
+    assert set(spm.values()) == {6} and rpm.pop(mds_module) == 4 and set(rpm.values()) == {6}
+    assert servers_per_module(site, "mds") == {mds_module: 3}
     assert Counter(m[0] for m in rpm) == {"core1": 16, "core2": 16}
-    # a module never mixes file systems (two 3:3 groups per module stay in one file system)
-    fs_of_module = {(s.attach.module, s.fs) for s in site.servers}
+    # an OSS module never mixes file systems (two 3:3 groups per module stay in one)
+    fs_of_module = {(s.attach.module, s.fs) for s in site.servers if s.role == "oss"}
     assert len(fs_of_module) == 32
     coords = [r.coords for r in site.routers]
-    assert len(set(coords)) == 192
+    assert len(set(coords)) == 196
 
 
 # ----------------------------------------------------------------------------- Blue Waters
@@ -217,9 +225,11 @@ def test_wolf_counts() -> None:
     hosts.update(a.leaf for a in cards if a is not None)
     assert sum(hosts.values()) == 640
     assert max(hosts.values()) <= 18
-    # storage side: invented, 8 modules of 3 routers + 3 OSS, nets clear of o2ib (0)
-    assert Counter(s.role for s in site.servers) == {"oss": 24}
+    # storage side: invented, 8 modules of 3 routers; 7 hold 3 OSS, the last the MDS; nets
+    # clear of o2ib (0)
+    assert Counter(s.role for s in site.servers) == {"oss": 21, "mds": 1}
     rpm, spm = routers_per_module(site), servers_per_module(site, "oss")
-    assert len(spm) == 8 and set(spm.values()) == {3} and set(rpm.values()) == {3}
+    assert len(spm) == 7 and set(spm.values()) == {3} and set(rpm.values()) == {3}
+    assert servers_per_module(site, "mds") == {("lbcore1", "L08"): 1}
     assert site.strategy.storage_net_base == 100
     assert all(n.number == 0 and n.lnd == "o2ib" for n in site.clients.nets)

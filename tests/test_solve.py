@@ -58,9 +58,10 @@ def test_plan_round_trips_through_json() -> None:
 
 
 def test_spider_figures() -> None:
-    assert len(plan("spider", "projection").storage_nets()) == 192
-    assert len(plan("spider", "round-robin").storage_nets()) == 32
-    assert len(plan("spider", "nearest-neighbor").storage_nets()) == 32
+    # 192 OSS nets + one per MDS; 32 OSS modules + the MDS module
+    assert len(plan("spider", "projection").storage_nets()) == 195
+    assert len(plan("spider", "round-robin").storage_nets()) == 33
+    assert len(plan("spider", "nearest-neighbor").storage_nets()) == 33
 
 
 def test_bluewaters_groups() -> None:

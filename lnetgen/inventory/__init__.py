@@ -5,7 +5,8 @@ Layout, from the bottom up: ``messages`` (quoting values back), ``context`` (the
 diagnostics, the registries of unique values), ``lnet`` (nets and NIDs), ``schema`` and
 ``yaml11`` (schema errors and YAML 1.1 traps); one module per section (``fabrics``,
 ``filesystems``, ``strategy``, ``nets``, ``topology``, ``routers``, ``servers``, ``clients``), the
-client placement (``torus``, ``fattree``) and the cross-section checks (``guids``, ``leaves``);
+client placement (``torus``, ``fattree``) and the cross-section checks (``guids``, ``leaves``,
+``lustre``: what a file system needs to start, and the server net of each storage fabric);
 ``build`` runs them and assembles the ``Site``; ``load`` is the entry point.
 
 Meaning checks run even when the schema rejects some routers, servers or client groups: those

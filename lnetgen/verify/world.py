@@ -256,7 +256,8 @@ def _ansible_nids(path: str) -> list[str]:
 
 def index_nids(world: World, manifest: Manifest, out_dir: str | None) -> None:
     """Fill ``world.nid_owner`` for routers and servers: NIDs their dumps show, then the
-    manifest's servers, then (for hosts still without one) the tree's Ansible host_vars."""
+    manifest's servers and routers, then every router's and server's Ansible host_vars in the
+    tree (so a host_vars file that claims another host's NID is a ``V-DUP-NID``)."""
     for host, ep in sorted(world.by_host.items()):
         if ep.state.nets is not None and ep.count == 1:
             world.own(host, (n for ns in ep.state.nets.nids.values() for n in ns), ep.file)
@@ -269,9 +270,8 @@ def index_nids(world: World, manifest: Manifest, out_dir: str | None) -> None:
             world.own(name, nids, manifest.path)
     if out_dir is None:
         return
-    owned |= set(world.nid_owner.values())
     for e in manifest.entries:
-        if e.format != "ansible" or e.role == "client" or e.hosts in owned:
+        if e.format != "ansible" or e.role == "client":
             continue
         if not e.path.endswith(f"host_vars/{e.hosts}/lnet.yml"):
             continue
