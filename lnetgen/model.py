@@ -176,7 +176,7 @@ class Torus:
 class GroupParams:
     oss: tuple[int, int] = (4, 3)
     mds: tuple[int, int] = (2, 1)
-    backup: str = "next"
+    backup: str = "balanced"
     backup_priority: int = 1
 
 

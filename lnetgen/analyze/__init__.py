@@ -19,8 +19,10 @@ from lnetgen.analyze.failures import (
     NMinus1,
     PairStatus,
     SingleFailure,
+    WorstFailure,
     failure_report,
     n_minus_1,
+    worst_failures,
 )
 from lnetgen.analyze.plain import plain
 from lnetgen.traffic import (
@@ -75,6 +77,7 @@ __all__ = [
     "SingleFailure",
     "TorusReport",
     "Workload",
+    "WorstFailure",
     "analyze",
     "best_gateways",
     "client_shares",
@@ -87,4 +90,5 @@ __all__ = [
     "plain",
     "resolve_failures",
     "torus_loads",
+    "worst_failures",
 ]

@@ -9,7 +9,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from lnetgen.analyze.fabric import FabricReport, fabric_report
-from lnetgen.analyze.failures import FailureReport, NMinus1, failure_report, n_minus_1
+from lnetgen.analyze.failures import (
+    FailureReport,
+    NMinus1,
+    WorstFailure,
+    failure_report,
+    n_minus_1,
+    named_failure,
+    worst_failures,
+)
 from lnetgen.analyze.plain import plain
 from lnetgen.model import Site
 from lnetgen.plan import Plan
@@ -34,6 +42,8 @@ class Analysis:
     torus: TorusReport | None
     failure: FailureReport | None  # with --fail
     n_minus_1: NMinus1 | None  # without --fail
+    # the busiest surviving router: under --fail, or the worst single router / leaf / switch
+    failure_loads: tuple[WorstFailure, ...]
     findings: tuple[Finding, ...]
 
     def as_dict(self) -> dict[str, Any]:
@@ -78,5 +88,17 @@ def analyze(
         torus=torus_report(ix, tr, settings, mask, ports) if torus else None,
         failure=failure_report(ix, failed) if fail else None,
         n_minus_1=n_minus_1(ix) if (not fail and with_n_minus_1) else None,
+        failure_loads=_failure_loads(ix, failed, bool(fail) or with_n_minus_1),
         findings=ix.findings,
     )
+
+
+def _failure_loads(ix: PlanIndex, failed: Sequence[str], wanted: bool) -> tuple[WorstFailure, ...]:
+    """Write flows on the busiest surviving router (uniform workload): with ``failed`` down, or
+    for the worst single router, leaf and switch failure when nothing is failed."""
+    if not wanted:
+        return ()
+    if failed:
+        one = named_failure(ix, failed)
+        return (one,) if one is not None else ()
+    return worst_failures(ix)

@@ -49,6 +49,11 @@ class CompareRow:
     worst_lost: int = 0
     worst_fallback: int = 0
     routers_losing_a_net: int = 0
+    # the worst single router / leaf / switch failure: the busiest surviving router's write
+    # flows over the busiest with all routers up, and what failed
+    failure_load_ratio: float = 0.0
+    failure_load_failed: str = ""
+    failure_lost: float = 0.0  # most write flows left without a route by one such failure
     findings: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -109,6 +114,13 @@ def compare(
                 worst_router=nm.worst.router,
                 worst_lost=nm.worst.lost,
                 worst_fallback=nm.worst.fallback,
+            )
+        if a.failure_loads:
+            top = max(a.failure_loads, key=lambda w: w.ratio)
+            kw.update(
+                failure_load_ratio=rounded(top.ratio),
+                failure_load_failed=f"{top.scope} {top.failed}",
+                failure_lost=rounded(max(w.lost for w in a.failure_loads)),
             )
         rows.append(
             CompareRow(

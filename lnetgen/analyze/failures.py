@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from lnetgen.traffic.index import PlanIndex
 from lnetgen.traffic.routes import failed_mask
-from lnetgen.traffic.rows import NO_PRIO, State, evaluate
+from lnetgen.traffic.rows import NO_PRIO, Rows, State, evaluate
 from lnetgen.traffic.settings import IntArray
 
 #: Pair states, best first.
@@ -164,3 +164,144 @@ def n_minus_1(ix: PlanIndex) -> NMinus1:
         worst = None
     # ties: max() keeps the first, i.e. the lowest router index (plan order)
     return NMinus1(worst, out, sum(1 for s in out if s.lost or s.server_lost))
+
+
+@dataclass(frozen=True)
+class WorstFailure:
+    """The failure of one scope (a router, a leaf module, a switch) that puts the most write
+    flows on one surviving router, under the uniform workload."""
+
+    scope: str  # router | leaf | switch
+    failed: str  # the router, leaf label or switch name
+    router: str  # the busiest surviving router
+    flows: float  # its write flows with ``failed`` down
+    normal: float  # the busiest router's flows with every router up
+    lost: float  # write flows left without a live route
+
+    @property
+    def ratio(self) -> float:
+        return self.flows / self.normal if self.normal else 0.0
+
+
+class _WriteLoads:
+    """Per-router write flows (uniform workload) under router failures, re-evaluating only the
+    (client class, storage net) pairs that route through a failed router: each pair's flows
+    spread over its live gateways at the best live priority, as in ``lnetgen.traffic.flows``."""
+
+    def __init__(self, ix: PlanIndex) -> None:
+        self.R = len(ix.routers)
+        client = ix.sides()[0]
+        self.rows, self.nkeys = client.rows, client.nkeys
+        nnet = max(len(ix.nets), 1)
+        members = np.bincount(ix.client_class[ix.client_class >= 0], minlength=len(ix.classes))
+        frac = members / max(len(ix.site.clients), 1)
+        cls, net = np.divmod(np.arange(self.nkeys, dtype=np.int64), nnet)
+        self.weight = frac[cls] * ix.net_flows[net] if self.nkeys else np.zeros(0)
+        self.first = np.searchsorted(self.rows.key, np.arange(self.nkeys + 1, dtype=np.int64))
+        st = evaluate(self.rows, self.nkeys, np.zeros(max(self.R, 1), dtype=bool))
+        self.contrib = np.where(
+            st.active, self.weight[self.rows.key] / np.maximum(st.live_n[self.rows.key], 1), 0.0
+        )
+        self.normal = self._sum(np.arange(len(self.rows.key)), self.contrib)
+        used = self.rows.ok & (self.rows.router >= 0)
+        order = np.argsort(self.rows.router[used], kind="stable")
+        self.by_router_key = self.rows.key[used][order]
+        self.by_router_first = np.searchsorted(
+            self.rows.router[used][order], np.arange(self.R + 1, dtype=np.int64)
+        )
+
+    def _sum(self, idx: IntArray, w: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        rtr = self.rows.router[idx]
+        keep = rtr >= 0
+        return np.bincount(rtr[keep], weights=w[keep], minlength=self.R).astype(np.float64)
+
+    def with_failed(self, failed: IntArray) -> npt.NDArray[np.float64]:
+        """Per router, its write flows with the routers ``failed`` (indices) down."""
+        keys = np.unique(
+            np.concatenate(
+                [
+                    self.by_router_key[self.by_router_first[r] : self.by_router_first[r + 1]]
+                    for r in failed.tolist()
+                ]
+                or [np.zeros(0, dtype=np.int64)]
+            )
+        )
+        lo, hi = self.first[keys], self.first[keys + 1]
+        counts = hi - lo
+        idx = np.repeat(lo, counts) + (
+            np.arange(int(counts.sum()), dtype=np.int64)
+            - np.repeat(np.cumsum(counts) - counts, counts)
+        )
+        sub = Rows(
+            np.repeat(np.arange(len(keys), dtype=np.int64), counts),
+            self.rows.router[idx],
+            self.rows.prio[idx],
+            self.rows.ok[idx],
+        )
+        mask = np.zeros(max(self.R, 1), dtype=bool)
+        mask[failed] = True
+        st = evaluate(sub, len(keys), mask)
+        new = np.where(
+            st.active, self.weight[keys][sub.key] / np.maximum(st.live_n[sub.key], 1), 0.0
+        )
+        return self.normal - self._sum(idx, self.contrib[idx]) + self._sum(idx, new)
+
+
+def router_write_flows(ix: PlanIndex, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+    """Per router, the write flows it carries (uniform workload) with the ``mask`` routers
+    down."""
+    return _WriteLoads(ix).with_failed(np.nonzero(mask[: len(ix.routers)])[0])
+
+
+def named_failure(ix: PlanIndex, failed: Sequence[str]) -> WorstFailure | None:
+    """The busiest surviving router with the ``failed`` routers down (scope ``named``)."""
+    R = len(ix.routers)
+    idx = np.asarray(sorted({ix.router_id(n) for n in failed}), dtype=np.int64)
+    if not R or len(idx) == R:
+        return None
+    loads = _WriteLoads(ix)
+    load = loads.with_failed(idx)
+    load[idx] = -1.0
+    top = int(np.argmax(load))
+    lost = round(max(float(loads.normal.sum()) - float(load[load >= 0].sum()), 0.0), 6)
+    name = ",".join(ix.routers[i] for i in idx.tolist())
+    return WorstFailure(
+        "named", name, ix.routers[top], float(load[top]), float(loads.normal.max()), lost
+    )
+
+
+def worst_failures(ix: PlanIndex) -> tuple[WorstFailure, ...]:
+    """For each scope (single router, single leaf module, single switch), the failure that
+    loads one surviving router most.  A TOR switch is its own leaf: its scope is reported
+    once, as ``leaf``."""
+    R = len(ix.routers)
+    if not R:
+        return ()
+    loads = _WriteLoads(ix)
+    routers = list(ix.routers)
+    leaf = {r.name: r.leaf for r in ix.plan.routers}
+    normal = float(loads.normal.max())
+    total = float(loads.normal.sum())
+    scopes: dict[str, dict[str, list[int]]] = {"router": {}, "leaf": {}, "switch": {}}
+    for i, name in enumerate(routers):
+        scopes["router"][name] = [i]
+        scopes["leaf"].setdefault(leaf.get(name, ""), []).append(i)
+        if "/" in leaf.get(name, ""):
+            scopes["switch"].setdefault(leaf[name].split("/")[0], []).append(i)
+    out = []
+    for scope, groups in scopes.items():
+        best: WorstFailure | None = None
+        for failed, members in groups.items():
+            if len(members) == R:
+                continue
+            idx = np.asarray(members, dtype=np.int64)
+            load = loads.with_failed(idx)
+            load[idx] = -1.0
+            top = int(np.argmax(load))
+            flows = float(load[top])
+            if best is None or flows > best.flows + 1e-9:
+                lost = round(max(total - float(load[load >= 0].sum()), 0.0), 6)
+                best = WorstFailure(scope, failed, routers[top], flows, normal, lost)
+        if best is not None:
+            out.append(best)
+    return tuple(out)

@@ -224,6 +224,7 @@ def _failure_lines(a: Analysis, show_all: bool) -> list[str]:
             )
         if len(pairs) < len(f.pairs):
             out.append(f"  ... {len(f.pairs) - len(pairs)} more pairs (--all)")
+        out += _load_lines(a)
     elif a.n_minus_1 is not None:
         nm = a.n_minus_1
         if nm.worst is None:
@@ -239,6 +240,24 @@ def _failure_lines(a: Analysis, show_all: bool) -> list[str]:
                 f"  {nm.routers_losing_a_net} of {len(nm.routers)} routers leave some pair "
                 "without a route when they fail alone"
             )
+        out += _load_lines(a)
+    return out
+
+
+def _load_lines(a: Analysis) -> list[str]:
+    """The busiest surviving router under the failure(s), in write flows (uniform workload)."""
+    out = []
+    for w in a.failure_loads:
+        what = (
+            "with the failed routers down"
+            if w.scope == "named"
+            else (f"worst single {w.scope} failure ({w.failed})")
+        )
+        lost = f", {w.lost:g} flows without a route" if w.lost else ""
+        out.append(
+            f"  {what}: busiest router {w.router} carries {w.flows:.2f} write flows, "
+            f"{w.ratio:.2f}x the busiest with all up ({w.normal:.2f}){lost}"
+        )
     return out
 
 
@@ -308,7 +327,7 @@ def format_compare(rows: list[CompareRow]) -> list[str]:
     head = (
         f"{'strategy':<17} {'nets':>5} {'spine':>7} {'uplink':>7} {'uniform w/r':>13} "
         f"{'placed w/r':>13} {'default w/r':>13} {'random w/r':>13} {'N-1 lost/back':>14} "
-        f"{'losing':>6}"
+        f"{'losing':>6} {'fail load/lost':>14}"
     )
     out = [head]
     for r in rows:
@@ -321,7 +340,8 @@ def format_compare(rows: list[CompareRow]) -> list[str]:
             f"{_pair(r.placed_write_max, r.placed_read_max):>13} "
             f"{_pair(r.default_write_max, r.default_read_max):>13} "
             f"{_pair(r.random_write_max, r.random_read_max):>13} "
-            f"{f'{r.worst_lost}/{r.worst_fallback}':>14} {r.routers_losing_a_net:>6}"
+            f"{f'{r.worst_lost}/{r.worst_fallback}':>14} {r.routers_losing_a_net:>6} "
+            f"{f'{r.failure_load_ratio:.2f}x/{r.failure_lost:g}':>14}"
         )
     out.append("")
     out.append(
@@ -332,6 +352,11 @@ def format_compare(rows: list[CompareRow]) -> list[str]:
         "placed/default/random: one client per OST chosen nearest (lnetgen place clients) / in "
         "node order / at random; N-1: worst single router, clients x nets lost/falling back; "
         "losing: routers whose loss leaves a net unreachable"
+    )
+    out.append(
+        "fail load/lost: over every single router, leaf and switch failure, the most write flows "
+        "on a surviving router (over the busiest with all routers up) / the most flows left "
+        "without a route"
     )
     return out
 

@@ -38,7 +38,7 @@ def check_strategy(ctx: Context) -> StrategyParams:
         groups=GroupParams(
             ratio("oss", (4, 3)),
             ratio("mds", (2, 1)),
-            gp.get("backup", "next"),
+            gp.get("backup", "balanced"),
             gp.get("backup_priority", 1),
         ),
     )
