@@ -91,7 +91,9 @@ import pytest
 import yaml
 from conftest import ROOT
 
+from lnetgen import tunables
 from lnetgen.api import generate, write_output
+from lnetgen.emit import ansible as ans
 from lnetgen.resources import data_dir
 from lnetgen.solve import strategy_names
 
@@ -120,10 +122,14 @@ _JSON_TEXT = re.compile(r"[^\"\\$`\x00-\x1f\x7f-\U0010ffff]*")
 _CSV_FIELD = re.compile(r"(?![=+\-@])[^\"\\$`\x00-\x1f\x7f-\U0010ffff]*")
 _ANSIBLE_TEXT = re.compile(r"[A-Za-z0-9 _.:@()\[\],/+-]+")
 _YAML_KEY = re.compile(r"[A-Za-z ()]+")
+#: global:, buffers:, an NI's tunables: / lnd tunables: hold kernel tunables: snake_case keys
+#: with integer values.
+_TUNED_SECTION = re.compile(r"^/(global|buffers)/|/(tunables|lnd tunables)/")
+_TUNABLE_KEY = re.compile(r"[a-z][a-z_]*")
 _NETWORKS_ITEM = re.compile(rf"{NET}(\({IFACE}(,{IFACE})*\))?")
 _GATEWAY = re.compile(r"[0-9.,/\[\]-]+@[a-z][a-z0-9,\[\]-]*(:[0-9]+)?")
 _ROUTE_NET = re.compile(r"[a-z][a-z0-9,\[\]-]*")
-_OPTION = re.compile(r' ([a-z_]+)="([^"]*)"')
+_OPTION = re.compile(r' ([a-z_]+)=(?:"([^"]*)"|([0-9]+)(?= |$))')
 _GUID_LINE = re.compile(rf"{GUID}(  [A-Za-z0-9_.:-]+( [A-Za-z0-9_.:-]+)*)?")
 _OPENSM_LINE = re.compile(r"[a-z_]+ [A-Za-z0-9_./:,-]+")
 _README_LINE = re.compile(r"[A-Za-z0-9 _.,:;()@/<>=+\[\]#'-]*")
@@ -170,23 +176,41 @@ def _modprobe_value(name: str, value: str) -> list[str]:
 
 
 def _check_modprobe(text: str) -> list[str]:
+    """One ``options lnet`` line, then at most one ``options <LND module>`` line per LND (per-NI
+    tunables); each option is ``name="value"`` or, for a kernel tunable, ``name=<integer>``."""
     out: list[str] = []
     options = [ln for ln in text.splitlines() if not ln.startswith("#")]
-    if len(options) != 1:
-        return [f"{len(options)} non-comment lines, expected one options line"]
-    line = options[0]
-    if not line.startswith("options lnet "):
-        return [f"not an options lnet line: {line[:80]!r}"]
-    rest = line[len("options lnet") :]
-    pairs = _OPTION.findall(rest)
-    if "".join(f' {k}="{v}"' for k, v in pairs) != rest:
-        return [f'options line is not a sequence of name="value": {line[:120]!r}']
-    names = [k for k, _ in pairs]
-    if len(set(names)) != len(names) or "networks" not in names:
-        out.append(f"option names {names}")
-    for k, v in pairs:
-        out += _modprobe_value(k, v)
+    if not options:
+        return ["0 non-comment lines, expected one options line"]
+    modules = ["lnet"]
+    for line in options[1:]:
+        module = line.split(" ")[1] if line.startswith("options ") else ""
+        if module not in tunables.LND_MODULES.values() or module in modules:
+            return [f"{len(options)} non-comment lines, expected one options line per module"]
+        modules.append(module)
+    for line, module in zip(options, modules, strict=True):
+        if not line.startswith(f"options {module} "):
+            return [f"not an options {module} line: {line[:80]!r}"]
+        rest = line[len(f"options {module}") :]
+        matches = list(_OPTION.finditer(rest))
+        if "".join(m.group(0) for m in matches) != rest:
+            return [f'options line is not a sequence of name="value": {line[:120]!r}']
+        pairs = [(m.group(1), m.group(2) if m.group(3) is None else m.group(3)) for m in matches]
+        names = [k for k, _ in pairs]
+        if len(set(names)) != len(names) or (module == "lnet" and "networks" not in names):
+            out.append(f"option names {names}")
+        for k, v in pairs:
+            if module != "lnet" or k not in ("networks", "routes", "forwarding"):
+                out += _tunable_value(k, v)
+            else:
+                out += _modprobe_value(k, v)
     return out
+
+
+def _tunable_value(name: str, value: str) -> list[str]:
+    if name not in {t.module for t in tunables.TUNABLES if t.module}:
+        return [f"unexpected option {name}"]
+    return [] if re.fullmatch(r"[0-9]{1,10}", value) else [f"{name}={value!r}"]
 
 
 def _walk(node: Any, path: str = "") -> list[tuple[str, Any]]:
@@ -219,15 +243,17 @@ def _check_lnetctl(text: str) -> list[str]:
         return ["not a mapping"]
     for path, value in _walk(doc):
         leaf = path.rsplit("/", 1)[-1]
+        tuned = _TUNED_SECTION.search(path) is not None
         if path.endswith("/<key>"):
             if isinstance(value, int) and "interfaces" in path:
                 continue  # "0: ib0"
-            if not (isinstance(value, str) and _YAML_KEY.fullmatch(value)):
+            key_re = _TUNABLE_KEY if tuned else _YAML_KEY
+            if not (isinstance(value, str) and key_re.fullmatch(value)):
                 out.append(f"key {value!r} at {path}")
         elif isinstance(value, bool) or value is None:
             out.append(f"{value!r} at {path}")
         elif isinstance(value, int):
-            if leaf not in ("hop", "priority", "enable"):
+            if leaf not in ("hop", "priority", "enable") and not tuned:
                 out.append(f"number {value} at {path}")
         elif not isinstance(value, str):
             out.append(f"{type(value).__name__} at {path}")
@@ -298,6 +324,8 @@ def _check_ansible_yaml(rel: str, text: str) -> list[str]:
         if not isinstance(value, str):
             out.append(f"{type(value).__name__} at {path}")
             continue
+        if value == ans.CLIENT_ADDRESS and path.endswith("/ip") and "group_vars" in rel:
+            continue  # the one template lnetgen writes: each client's own address
         if not value or not _ANSIBLE_TEXT.fullmatch(value):
             out.append(f"{value[:80]!r} at {path}")
         if inventory and path.endswith("/<key>"):
@@ -476,6 +504,17 @@ _NETS = 'options lnet networks="gni(ipogif0)"'
         ("modprobe/a.conf", _HEAD + 'options lnet networks="gni(ipo\u0433if0)"\n', "ASCII"),
         ("modprobe/a.conf", _HEAD + 'options lnet networks="gni(ipogif0 )"\n', "networks"),
         ("modprobe/a.conf", _HEAD + _NETS, "newline at the end"),
+        ("modprobe/a.conf", _HEAD + _NETS + " lnet_drop_asym_route=1;x\n", 'name="value"'),
+        ("modprobe/a.conf", _HEAD + _NETS + " x_y=1\n", "unexpected option x_y"),
+        ("modprobe/a.conf", _HEAD + _NETS + '\noptions ko2iblnd peer_credits="a"\n', "peer_cr"),
+        ("modprobe/a.conf", _HEAD + _NETS + "\noptions evil x=1\n", "one options line"),
+        ("lnetctl/x.yaml", _HEAD + "global:\n    drop_asym_route: yes\n", "True"),
+        ("lnetctl/x.yaml", _HEAD + "global:\n    Drop-It: 1\n", "key"),
+        (
+            "ansible/group_vars/g/lnet.yml",
+            _HEAD + "n:\n  gni0:\n    - ip: \"{{ lookup('pipe', 'id') }}\"\n",
+            "lookup",
+        ),
         ("modprobe/a.conf", _HEAD + _NETS + "\r\n", "control"),
         ("modprobe/a.conf", _HEAD + _NETS + "\x00\n", "control"),
         ("routes/c.csv", "class,why\nc,\"=cmd|' /C calc'!A0\"\n", "why"),
@@ -514,6 +553,11 @@ def test_checker_accepts_the_shapes_it_documents() -> None:
         'forwarding="disabled"\n'
     )
     assert problems("modprobe/clients-gni.conf", modprobe) == []
+    tuned = (
+        _HEAD + 'options lnet networks="o2ib1(ib0)" forwarding="enabled" lnet_drop_asym_route=1 '
+        "lnet_transaction_timeout=50\noptions ko2iblnd peer_credits=32 credits=256\n"
+    )
+    assert problems("modprobe/rtr01.conf", tuned) == []
     lnetctl = (
         _HEAD + "net:\n    - net type: gni\n      local NI(s):\n        - interfaces:\n"
         "              0: ipogif0\nroute:\n    - net: o2ib100\n      gateway: 201@gni\n"

@@ -33,9 +33,11 @@ def test_any_accepted_interface_reads_back_as_itself(iface: str) -> None:
         header="h",
         role="server",
         hosts="oss01",
-        nets=[{"net": "o2ib1", "interface": iface}],
+        nets=[{"net": "o2ib1", "interface": iface, "tunables": {}}],
         routes=(),
         routing=False,
+        buffers={},
+        globals={},
     )
     doc = yaml.safe_load(text)
     assert doc["net"][0]["local NI(s)"][0]["interfaces"][0] == iface
