@@ -67,7 +67,7 @@ def test_nearest_osts_by_hand() -> None:
     """nid00001 on (0,0,0): oss01 is 0 hops from rtr01 and 4 from rtr04, mean 2; oss02 and
     oss03 are 2 hops away (rtr02, rtr03); every other OSS is 3 or more.  Equal distances are
     dealt one OST per OSS first: OST 0 (oss01), 4 (oss02), 8 (oss03), then OST 1."""
-    picks = place_osts(site(), plan("projection"), "nid00001", count=4)
+    picks = place_osts(site(), plan("projection"), "nid00001", count=4, fs="scratch")
     assert [(p.fs, p.index, p.server, p.hops) for p in picks] == [
         ("scratch", 0, "oss01", 2.0),
         ("scratch", 4, "oss02", 2.0),
@@ -92,7 +92,7 @@ def test_osts_follow_the_clients_own_router_in_round_robin() -> None:
     """Round-robin: the distance counts the one router the client uses for the set."""
     p = plan("round-robin")
     c = site().clients.names.index("nid00001")
-    picks = place_osts(site(), p, "nid00001", count=12)
+    picks = place_osts(site(), p, "nid00001", count=12, fs="scratch")
     for pk in picks:
         assert len(pk.routers) == 1
         assert pk.hops == hops_to(pk.routers[0])[c]
@@ -104,7 +104,17 @@ def test_place_osts_errors() -> None:
     with pytest.raises(InputError, match="file system"):
         place_osts(site(), plan("projection"), "nid00001", fs="nope")
     with pytest.raises(InputError):
-        place_osts(site(), plan("projection"), "nid00001", count=0)
+        place_osts(site(), plan("projection"), "nid00001", count=0, fs="home")
+
+
+def test_place_osts_never_mixes_file_systems_nor_invents_osts() -> None:
+    """OST indices are per file system: without --fs on the two-file-system demo the nearest
+    OSTs would mix scratch's OST 0 with home's OST 0.  A count above what exists is refused."""
+    with pytest.raises(InputError, match=r"2 file systems with OSTs \(home, scratch\)"):
+        place_osts(site(), plan("projection"), "nid00001", count=2)
+    with pytest.raises(InputError, match="--count 13: nid00001 reaches only 12 OST"):
+        place_osts(site(), plan("projection"), "nid00001", count=13, fs="home")
+    assert len(place_osts(site(), plan("projection"), "nid00001", count=12, fs="home")) == 12
 
 
 # ---------------------------------------------------------------------------- clients for an OSS

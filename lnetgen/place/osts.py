@@ -37,7 +37,10 @@ def place_osts(
     """Seed 004: the ``count`` OSTs (of file system ``fs``, or of all) whose OSS the client
     reaches through the fewest torus hops to its own gateways.  Ties go to the OST that is
     earliest on its OSS (so equal-distance picks spread over servers), then file system, OSS
-    name and index.  Raises ``InputError`` for an unknown client or file system."""
+    name and index.  OST indices are per file system, so on a site with several file systems
+    holding OSTs ``fs`` must name one.  Raises ``InputError`` (``E-USAGE``) for an unknown
+    client or file system, a missing ``fs`` where it is needed, and a ``count`` above the OSTs
+    the client can reach."""
     ix = index or index_plan(site, plan)
     if count < 1:
         raise input_error("E-USAGE", f"--count must be at least 1, not {count}")
@@ -49,6 +52,13 @@ def place_osts(
         raise input_error(
             "E-USAGE",
             f"no file system {fs!r} (known: {', '.join(f.name for f in site.filesystems)})",
+        )
+    with_osts = sorted({s.fs for s in site.servers if s.role == "oss" and s.osts})
+    if fs is None and len(with_osts) > 1:
+        raise input_error(
+            "E-USAGE",
+            f"{site.name} has {len(with_osts)} file systems with OSTs ({', '.join(with_osts)}); "
+            "OST indices are per file system: name one with --fs",
         )
     hops = net_hops(ix)[ci]
     cls = int(ix.client_class[ci])
@@ -66,4 +76,10 @@ def place_osts(
         for rank, ost in enumerate(srv.osts):
             cands.append((round(d, 6), rank, srv.fs, name, ost, gws))
     cands.sort(key=lambda c: (c[0], c[1], c[2], c[3], c[4]))
+    if count > len(cands):
+        where = f"file system {fs}" if fs is not None else site.name
+        raise input_error(
+            "E-USAGE",
+            f"--count {count}: {client} reaches only {len(cands)} OST(s) of {where}",
+        )
     return [OstChoice(c[2], c[4], c[3], c[0], c[5]) for c in cands[:count]]
