@@ -4,12 +4,14 @@ add the torus loads of placed, node-order and random clients (``lnetgen.place``)
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from lnetgen import place
 from lnetgen.analyze.analysis import analyze
+from lnetgen.analyze.churn import Churn, churn
 from lnetgen.analyze.plain import plain
 from lnetgen.model import Site
 from lnetgen.solve import solve, strategy_names
@@ -55,6 +57,8 @@ class CompareRow:
     failure_load_failed: str = ""
     failure_lost: float = 0.0  # most write flows left without a route by one such failure
     findings: int = 0
+    # with ``since``: the churn from the older inventory's plan (lnetgen.analyze.churn)
+    churn: Churn | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -67,12 +71,14 @@ def compare(
     settings: Settings | None = None,
     seed: int = 0,
     uniform_torus: bool = True,
+    since: Site | None = None,
 ) -> list[CompareRow]:
     """Solve ``site`` with every strategy (or ``strategies``) and analyze each the same way.
 
     ``uniform_torus`` False leaves out the torus loads of the uniform workload (the costly
     part: every client to every router); the placed/default/random loads are always computed
-    on a torus site."""
+    on a torus site.  ``since`` (an older inventory of the site) adds each strategy's churn:
+    how many of the clients both hold change routes, and how many routes."""
     settings = settings or Settings()
     rows: list[CompareRow] = []
     for name in strategies or strategy_names():
@@ -122,6 +128,10 @@ def compare(
                 failure_load_failed=f"{top.scope} {top.failed}",
                 failure_lost=rounded(max(w.lost for w in a.failure_loads)),
             )
+        if since is not None:
+            # the older inventory may not solve with this layout: then no churn to report
+            with contextlib.suppress(SolveError):
+                kw["churn"] = churn(solve(since, name), plan)
         rows.append(
             CompareRow(
                 name,

@@ -275,6 +275,13 @@ def _load_lines(a: Analysis) -> list[str]:
     help="comma-separated strategies (default: all)",
 )
 @seed_option("seed of the random placement")
+@click.option(
+    "--since",
+    "since",
+    default=None,
+    metavar="OLD_SITE",
+    help="an older inventory of the site: add each layout's churn (clients and routes changed)",
+)
 @model_options
 @handles_input_errors()
 def compare_cmd(
@@ -282,6 +289,7 @@ def compare_cmd(
     fmt: str,
     only: str | None,
     seed: int,
+    since: str | None,
     link_mb_s: float,
     ost_mb_s: float,
     weight_by: str,
@@ -292,7 +300,9 @@ def compare_cmd(
     uplink: flows on the busiest leaf uplink; uniform: max flows on a torus link with every
     client writing to every OST; placed/default/random: max flows on a link with one client
     per OST, chosen by `lnetgen place clients`, in node order, or at random (writes/reads);
-    N-1: the worst single-router failure (clients x nets lost / falling back).
+    N-1: the worst single-router failure (clients x nets lost / falling back).  With --since
+    OLD_SITE, a second table: per layout, how many clients change routes and how many routes
+    change per client from OLD_SITE's plan to SITE's.
 
     Exit status: 0 ok, 1 a strategy could not be solved or an invalid inventory, 2 bad input
     or usage.
@@ -313,7 +323,11 @@ def compare_cmd(
             raise UsageError(
                 [usage("--strategies", f"unknown {', '.join(unknown)} (known: {known})")]
             )
-    rows = compare(site_obj, names, model_settings(link_mb_s, ost_mb_s, weight_by), seed)
+    old = None
+    if since is not None:
+        old, old_warnings = load_site(since)
+        print_diags(old_warnings)
+    rows = compare(site_obj, names, model_settings(link_mb_s, ost_mb_s, weight_by), seed, since=old)
     if fmt == "json":
         click.echo(json.dumps([r.as_dict() for r in rows], indent=1, sort_keys=True))
     else:
@@ -357,6 +371,24 @@ def format_compare(rows: list[CompareRow]) -> list[str]:
         "fail load/lost: over every single router, leaf and switch failure, the most write flows "
         "on a surviving router (over the busiest with all routers up) / the most flows left "
         "without a route"
+    )
+    return out + _churn_lines(rows)
+
+
+def _churn_lines(rows: list[CompareRow]) -> list[str]:
+    """The churn table of ``compare --since``."""
+    churned = [(r.strategy, r.churn) for r in rows if r.churn is not None]
+    if not churned:
+        return []
+    out = ["", f"{'churn since':<17} {'clients':>8} {'changed':>14} {'routes/client':>14}"]
+    for name, c in churned:
+        out.append(
+            f"{name:<17} {c.clients:>8} {f'{c.changed} ({c.changed_fraction:.0%})':>14} "
+            f"{f'{c.routes_per_client:.2f} of {c.mean_routes:.1f}':>14}"
+        )
+    out.append(
+        "churn: clients of both inventories whose route table changes, and routes removed + "
+        "added per client (a renumbered net counts: every host's file changes)"
     )
     return out
 
