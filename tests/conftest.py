@@ -6,8 +6,12 @@ without it a mismatch fails and leaves ``<golden>.actual`` beside the golden fil
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
+from functools import cache
 from pathlib import Path
 
 from hypothesis import HealthCheck, settings
@@ -35,3 +39,18 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "lnetgen"))
 def regen() -> bool:
     """True when golden files should be rewritten rather than compared."""
     return os.environ.get("LNETGEN_REGEN", "") not in ("", "0")
+
+
+@cache
+def demo_next_pairing() -> Path:
+    """The demo site with lnetgen 0.1's backup pairing (``groups.backup: next``).  The live
+    dumps under ``fixtures/live/demo`` were taken from it; the demo now uses ``balanced``,
+    which gives other routers the backup nets.  The diff and live-reader tests compare against
+    the pairing the dumps were taken with."""
+    where = Path(tempfile.mkdtemp(prefix="lnetgen-tests-"))
+    atexit.register(shutil.rmtree, where, True)
+    path = where / "demo.yaml"
+    text = (ROOT / "sites" / "demo.yaml").read_text()
+    assert text.count("backup: balanced") == 1
+    path.write_text(text.replace("backup: balanced", "backup: next"))
+    return path

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import atexit
 import json
 import re
-import shutil
-import tempfile
 from functools import cache
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from conftest import demo_next_pairing
 
 from lnetgen import nodes
 from lnetgen.api import generate, solve_site, write_output
@@ -35,15 +33,7 @@ from lnetgen.model import Site
 from lnetgen.plan import Plan
 
 ROOT = Path(__file__).resolve().parent.parent
-# The live dumps under fixtures/live/demo were taken from the demo site with lnetgen 0.1's
-# backup pairing (``groups.backup: next``); the demo now uses ``balanced``, which gives other
-# routers the backup nets.  These tests are about diff, so they compare against that pairing.
-_NEXT = Path(tempfile.mkdtemp(prefix="lnetgen-test-diff-"))
-atexit.register(shutil.rmtree, _NEXT, True)
-DEMO_SITE = _NEXT / "demo.yaml"
-DEMO_SITE.write_text(
-    (ROOT / "sites" / "demo.yaml").read_text().replace("backup: balanced", "backup: next", 1)
-)
+DEMO_SITE = demo_next_pairing()  # the pairing the live dumps were taken with
 BLUEWATERS = ROOT / "sites" / "bluewaters.yaml"
 FIX = Path(__file__).resolve().parent / "fixtures" / "live"
 

@@ -10,16 +10,19 @@ For each storage fabric and file system the groups are given backups by an assig
 
 1. never pairs two groups on one leaf module / TOR switch (one failure must not take a group
    and its backup), nor groups of different fabrics (the backup's routers could not reach the
-   servers) or different file systems; and pairs only groups on different switches when every
-   group of the class can have a backup on another switch (a director switch's failure then
-   takes no group with its backup);
+   servers) or different file systems;
 2. makes every group the backup of at most one group when the counts allow it (otherwise of
    as few as they allow: a copy count ``k`` is raised until an assignment exists);
 3. minimises the worst per-router load of a backup group carrying one failed group,
    ``(load(g) + load(h)) / routers(h)`` -- a bottleneck assignment, found by bisecting over the
    candidate values with ``scipy.optimize.linear_sum_assignment`` as the feasibility test;
-4. among those, prefers a backup of the same role (MDS for MDS, OSS for OSS), then the lowest
-   total load, then the old ``next`` pairing (the nearest following group in plan order).
+4. among those, puts as few backups as possible on the group's own switch (a director
+   switch's failure then takes no group with its backup), then prefers a backup of the same
+   role (MDS for MDS, OSS for OSS), then the lowest total load, then the old ``next`` pairing
+   (the nearest following group in plan order).
+
+A group whose servers belong to several file systems (one MDS group for all of them, as on
+Spider) is matched with the groups of the first of those file systems by name.
 
 Each group appears in a single assignment row, so a failed module hands each of its groups to
 a different backup group; with (2) no backup group receives two failed groups from one
@@ -41,9 +44,11 @@ from lnetgen.strategies.base import NetSpec
 FloatArray = npt.NDArray[np.float64]
 
 #: Costs of the assignment, in order of weight: forbidden pairs, loads above the bottleneck,
-#: each extra copy of a backup group, a role mismatch; then the load and the plan distance.
+#: a backup on the group's own switch, each extra copy of a backup group, a role mismatch;
+#: then the load and the plan distance.
 _FORBIDDEN = 1e12
 _ABOVE = 1e9
+_SWITCH = 1e7
 _COPY = 1e6
 _ROLE = 1e4
 
@@ -61,7 +66,10 @@ def assign_backups(specs: Sequence[NetSpec], fabric_of: dict[str, str]) -> list[
     classes: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, spec in enumerate(specs):
         if spec.module is not None:
-            classes[(fabric_of[spec.module[0]], spec.fs)].append(i)
+            # a group serving several file systems (one MDS group for all, as on Spider)
+            # joins the first of them by name
+            fs = spec.fs or min((s.fs for s in spec.servers), default="")
+            classes[(fabric_of[spec.module[0]], fs)].append(i)
     for members in classes.values():
         for i, j in _assign(specs, members).items():
             out[i] = j
@@ -77,18 +85,16 @@ def _assign(specs: Sequence[NetSpec], members: list[int]) -> dict[int, int]:
     module = [s.module or ("", "") for s in grp]
     role = [s.servers[0].role if s.servers else "" for s in grp]
     allowed = np.array([[module[a] != module[b] for b in range(n)] for a in range(n)])
-    # another switch where every group can have one (a director switch's failure then takes
-    # no group with its backup); else another leaf module of the same switch
-    other_switch = np.array([[module[a][0] != module[b][0] for b in range(n)] for a in range(n)])
-    if other_switch.any(axis=1).all() and _feasible(other_switch):
-        allowed = other_switch
+    # as few backups on the group's own switch as possible (a director switch's failure then
+    # takes no group with its backup)
+    same_switch = np.array([[module[a][0] == module[b][0] for b in range(n)] for a in range(n)])
     rows = np.nonzero(allowed.any(axis=1))[0]
     if not len(rows):
         return {}
     value = (load[:, None] + load[None, :]) / size[None, :]  # value[g, h]: h carrying g
     mismatch = np.array([[role[a] != role[b] for b in range(n)] for a in range(n)], dtype=float)
     distance = (np.arange(n)[None, :] - np.arange(n)[:, None]) % n  # the old ``next`` order
-    base = _ROLE * mismatch + value + distance * (1e-3 / (n * n))
+    base = _SWITCH * same_switch + _ROLE * mismatch + value + distance * (1e-3 / (n * n))
     for copies in range(1, len(rows) + 1):
         cols = np.repeat(np.arange(n), copies)
         extra = np.tile(np.arange(copies), n) * _COPY
