@@ -232,8 +232,54 @@ def from_node(node: yaml.Node, budget: list[int], depth: int = 0) -> Any:
     raise EntryError(line, "unsupported YAML node")  # pragma: no cover
 
 
+#: One route entry exactly as ``lnetgen generate`` (and ``lnetctl export``) print it: a net
+#: name, a gateway NID without ranges or IPv6 colons, integers (anything else: block_parse).
+_ROUTE_ENTRY = re.compile(
+    r"    - net: ([a-z][a-z0-9]*)\n"
+    r"      gateway: ([0-9A-Za-z.]+@[a-z][a-z0-9]*)\n"
+    r"      hop: (-?[0-9]{1,10})\n"
+    r"      priority: ([0-9]{1,10})\n"
+)
+
+
+def route_section(text: str) -> Any:
+    """The tree ``block_parse`` gives for a ``route:`` section of plain four-key entries
+    (net, gateway, hop, priority), read with one regular expression; None for any other text.
+    A tree holds thousands of such sections (one per client class), so this is the hot path;
+    tests check it against ``block_parse``."""
+    if not text.startswith("route:\n") or not text.endswith("\n"):
+        return None
+    body = text[7:]
+    seq = Seq(2)
+    pos = 0
+    line = 2
+    match = _ROUTE_ENTRY.match
+    while pos < len(body):
+        m = match(body, pos)
+        if m is None:
+            return None
+        entry = Map(line)
+        net, gw, hop, prio = m.groups()
+        if net in _NULLS:
+            return None  # "net: null" is no name: block_parse says so
+        entry["net"], entry["gateway"], entry["hop"], entry["priority"] = net, gw, hop, prio
+        entry.lines = {"net": line, "gateway": line + 1, "hop": line + 2, "priority": line + 3}
+        seq.append(entry)
+        line += 4
+        pos = m.end()
+    if not seq:
+        return None
+    top = Map(1)
+    top["route"] = seq
+    top.lines["route"] = 1
+    return top
+
+
 def yaml_parse(text: str) -> Any:
     """Block parser first, PyYAML for anything else; raises ``EntryError`` (relative lines)."""
+    fast = route_section(text)
+    if fast is not None:
+        return fast
     try:
         return block_parse(text)
     except Unsupported:

@@ -8,6 +8,7 @@ carries (routes without a hop count, gateways that are down, entries listed twic
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -30,9 +31,16 @@ def integer(value: Any, line: int, what: str) -> int:
 def canonical_nid(text: str, line: int, what: str) -> str:
     """The canonical form of the NID ``text`` (``10.0.0.1@o2ib0`` -> ``10.0.0.1@o2ib``)."""
     try:
-        return str(nodes.parse_nid(text.strip()))
+        return _canonical(text.strip())
     except nodes.NodeSyntaxError as exc:
         raise EntryError(line, f"bad {what}: {exc}") from None
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _canonical(text: str) -> str:
+    """``canonical_nid`` without the location: the same gateways recur in every route table
+    of a tree (a bounded cache; errors are not cached)."""
+    return str(nodes.parse_nid(text))
 
 
 def route_net(text: str, line: int) -> str:
@@ -41,9 +49,14 @@ def route_net(text: str, line: int) -> str:
     if LOOPBACK.fullmatch(t):
         raise EntryError(line, f"route to the loopback net {t!r}")
     try:
-        return nodes.canonical_net(t)
+        return _canonical_net(t)
     except nodes.NodeSyntaxError as exc:
         raise EntryError(line, f"bad route net: {exc}") from None
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _canonical_net(text: str) -> str:
+    return nodes.canonical_net(text)
 
 
 def check_hop_priority(hop: int, prio: int, hop_line: int, prio_line: int) -> None:

@@ -117,10 +117,12 @@ class Collector:
 
     def __init__(self) -> None:
         self._seen: dict[tuple[str, str, int, str], Diagnostic] = {}
+        self.calls = 0  # every add, repeats included: whether a check found anything
 
     def add(
         self, code: str, file: str, line: int, col: int, path: str, message: str, hint: str = ""
     ) -> None:
+        self.calls += 1
         key = (code, file, line, message)
         if key not in self._seen:
             severity = CODES[code][0]

@@ -48,6 +48,25 @@ def _folded(names: set[str]) -> str:
     return ", ".join(sorted(names))
 
 
+def _alike_servers(
+    servers: list[tuple[Server, Endpoint]],
+) -> list[list[tuple[Server, Endpoint]]]:
+    """Servers a client reaches alike: the same nets for their client NIDs, the same NIs and
+    the same parsed route table (shared through the parse cache), in order of first member.
+    What a client-to-server proof reads of the server is only these."""
+    groups: dict[tuple[object, ...], list[tuple[Server, Endpoint]]] = {}
+    for s, sep in servers:
+        routes = sep.state.routes
+        key = (
+            tuple(net_of(n) for n in s.client_nids),
+            sep.nets,
+            sep.role,
+            id(routes) if routes is not None else None,
+        )
+        groups.setdefault(key, []).append((s, sep))
+    return list(groups.values())
+
+
 def _status(r: Reach | None) -> str:
     if r is None or not r.ok:
         return "fail"
@@ -70,6 +89,8 @@ class PairChecker:
         self._failures: dict[tuple[str, str, str], _Failure] = {}
         self._routes_done: set[str] = set()
         self._symmetry_done: set[tuple[str, str, str, str]] = set()
+        self._symmetric_ok: set[tuple[str, str, str, frozenset[str]]] = set()
+        self._gw_nets: dict[tuple[str, str], frozenset[str]] = {}
 
     # ---------------------------------------------------------------- bookkeeping
 
@@ -168,19 +189,38 @@ class PairChecker:
 
     # ---------------------------------------------------------------- symmetry
 
+    def _gateway_nets(self, a: Endpoint, ra: Reach) -> frozenset[str]:
+        """The nets of the gateways ``a`` uses to reach ``ra.net`` (cached)."""
+        key = (a.name, ra.net)
+        got = self._gw_nets.get(key)
+        if got is None:
+            got = frozenset(net_of(r.gateway) for r in ra.routes)
+            self._gw_nets[key] = got
+        return got
+
     def symmetric(self, a: Endpoint, ra: Reach, b: Endpoint) -> None:
         """``a`` reaches ``b``'s net through routers (``ra``): ``b`` must route back to ``a``'s
         gateway-side net through exactly those routers, and only those."""
-        for local in sorted({net_of(r.gateway) for r in ra.routes} & a.nets):
+        for local in sorted(self._gateway_nets(a, ra) & a.nets):
+            if local in b.nets:
+                continue
+            mine = self.prover.routers_via(a, ra, local)
+            # whether b's way back matches depends on a only through ``mine``: a verdict
+            # without findings is shared by every sender with the same routers
+            held = (ra.net, local, b.name, mine)
+            if held in self._symmetric_ok:
+                continue
             key = (a.name, ra.net, b.name, local)
-            if key in self._symmetry_done or local in b.nets:
+            if key in self._symmetry_done:
                 continue
             self._symmetry_done.add(key)
-            mine = ra.routers_via(local)
             back = self.prover.reach(b, local)
-            theirs = back.routers_via(ra.net)
+            theirs = self.prover.routers_via(b, back, ra.net)
             if not back.ok:
                 continue  # the return path itself fails: reported as a pair failure
+            if mine == theirs:
+                self._symmetric_ok.add(held)
+                continue
             for rtr in sorted(mine - theirs):
                 place = self.loc.route(b.file, local, "")
                 self.out.add(
@@ -215,24 +255,30 @@ class PairChecker:
         for ep in p.clients + [e for _s, e in p.servers]:
             if scoped(ep):
                 self.routes(ep)
+        alike = _alike_servers(p.servers)
         for c in p.clients:
-            for s, sep in p.servers:
-                if not (scoped(c) or scoped(sep)):
-                    continue
-                self._client_to_server(p, c, s, sep)
+            for members in alike:
+                inscope = [(s, sep) for s, sep in members if scoped(c) or scoped(sep)]
+                if inscope:
+                    self._client_to_servers(p, c, inscope)
         by_nets: dict[tuple[str, ...], list[tuple[Server, Endpoint]]] = {}
         for b_spec, b in p.servers:
             by_nets.setdefault(tuple(net_of(n) for n in b_spec.nids), []).append((b_spec, b))
+        # a server reaches every client with the same NI nets alike
+        by_client_nets: dict[tuple[str, ...], list[Endpoint]] = {}
+        for c in p.clients:
+            by_client_nets.setdefault(tuple(f"0@{n}" for n in sorted(c.nets)), []).append(c)
         for _a_spec, a in p.servers:
             self._server_to_servers(p, a, by_nets)
-            for c in p.clients:
-                if not (scoped(a) or scoped(c)):
+            for nets, clients in by_client_nets.items():
+                asked = [c for c in clients if scoped(a) or scoped(c)]
+                if not asked:
                     continue
-                nets = tuple(f"0@{n}" for n in sorted(c.nets))
                 _nid, r = self.prover.reach_any(a, nets)
-                p.counts[KINDS[2]].add(_status(r))
+                p.counts[KINDS[2]].add(_status(r), len(asked))
                 if r is None or not r.ok or r.status == BACKUP:
-                    self._fail(a, KINDS[2], r, c.name, r.net if r else "(no client net)")
+                    for c in asked:
+                        self._fail(a, KINDS[2], r, c.name, r.net if r else "(no client net)")
 
     def _server_to_servers(
         self, p: FsProof, a: Endpoint, by_nets: dict[tuple[str, ...], list[tuple[Server, Endpoint]]]
@@ -257,7 +303,27 @@ class PairChecker:
                     if r.status != DIRECT:
                         self.symmetric(a, r, b)
 
-    def _client_to_server(self, p: FsProof, c: Endpoint, s: Server, sep: Endpoint) -> None:
+    def _client_to_servers(
+        self, p: FsProof, c: Endpoint, members: list[tuple[Server, Endpoint]]
+    ) -> None:
+        """``c`` against servers that are alike for it (``_alike_servers``): the first is
+        proved; when that holds without a finding, the others hold the same way (their NID at
+        the same index); otherwise each is proved on its own, so findings name each server."""
+        s0, sep0 = members[0]
+        before = self.out.calls
+        status, index = self._client_to_server(p, c, s0, sep0)
+        if status != "hold" or self.out.calls != before:
+            for s, sep in members[1:]:
+                self._client_to_server(p, c, s, sep)
+            return
+        p.counts[KINDS[0]].add(status, len(members) - 1)
+        for s, _sep in members[1:]:
+            p.client_nid[(c.name, s.name)] = s.client_nids[index]
+
+    def _client_to_server(
+        self, p: FsProof, c: Endpoint, s: Server, sep: Endpoint
+    ) -> tuple[str, int]:
+        """Prove ``c`` -> ``s``: (status, index in ``s.client_nids`` of the NID used, or -1)."""
         results = [(nid, self.prover.reach(c, net_of(nid))) for nid in s.client_nids]
         good = [(nid, r) for nid, r in results if r.status in (DIRECT, HOLD)]
         usable = good or [(nid, r) for nid, r in results if r.ok]
@@ -282,6 +348,7 @@ class PairChecker:
                     f"{c.name} cannot reach {nid}, a client NID of {s.name} (it reaches "
                     f"{usable[0][0]})",
                 )
+        return status, (s.client_nids.index(usable[0][0]) if usable else -1)
 
     def mount(self, p: FsProof) -> None:
         """Every client class reaches every MGS NID it mounts from."""

@@ -6,6 +6,7 @@ once, whatever the number of pairs that ask."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from lnetgen.verify.world import Endpoint, World
@@ -70,18 +71,43 @@ class Prover:
         self._verdicts: dict[str, dict[str, list[RouteVerdict]]] = {}
         self._reach: dict[tuple[str, str], Reach] = {}
         self._any: dict[tuple[str, tuple[str, ...]], tuple[int, Reach | None]] = {}
+        self._routes: dict[tuple[str, str, int, int], RouteVerdict] = {}
+        self._via: dict[tuple[str, str, str], frozenset[str]] = {}
+
+    def routers_via(self, ep: Endpoint, r: Reach, local_net: str) -> frozenset[str]:
+        """``r.routers_via(local_net)`` for ``ep``'s reach ``r``, cached per endpoint."""
+        key = (ep.name, r.net, local_net)
+        got = self._via.get(key)
+        if got is None:
+            got = r.routers_via(local_net)
+            self._via[key] = got
+        return got
 
     def _judge(self, ep: Endpoint, net: str, gw: str, hop: int, prio: int) -> RouteVerdict:
+        gw_net = net_of(gw)
+        rest = self._gateway_side(net, gw, hop, prio)
+        if gw_net in ep.nets:
+            return rest  # what is judged does not depend on the sender: shared
+        have = ", ".join(sorted(ep.nets)) or "none"
+        mine = (
+            "V-GW-NOT-ON-NET",
+            f"gateway {gw} is on {gw_net}, not on a net of {ep.name} (its NIs: {have})",
+        )
+        return dataclasses.replace(rest, problems=(mine, *rest.problems))
+
+    def _gateway_side(self, net: str, gw: str, hop: int, prio: int) -> RouteVerdict:
+        """The verdict on a route with a sender on the gateway's net (hop, gateway owner,
+        forwarding, its NIs): cached, since every client of a tree repeats the same routes."""
+        key = (net, gw, hop, prio)
+        got = self._routes.get(key)
+        if got is None:
+            got = self._judge_gateway(net, gw, hop, prio)
+            self._routes[key] = got
+        return got
+
+    def _judge_gateway(self, net: str, gw: str, hop: int, prio: int) -> RouteVerdict:
         problems: list[tuple[str, str]] = []
         gw_net = net_of(gw)
-        if gw_net not in ep.nets:
-            have = ", ".join(sorted(ep.nets)) or "none"
-            problems.append(
-                (
-                    "V-GW-NOT-ON-NET",
-                    f"gateway {gw} is on {gw_net}, not on a net of {ep.name} (its NIs: {have})",
-                )
-            )
         if hop != 1:
             shown = "not declared" if hop < 0 else str(hop)
             problems.append(
