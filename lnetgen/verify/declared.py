@@ -93,24 +93,20 @@ class DeclaredChecker:
 
     def _client_nids_of(self, fs: FileSystem, name: str) -> set[str]:
         """Client NIDs of server ``name`` and of its failover partner (both ways)."""
-        out: set[str] = set()
-        for s in fs.servers:
-            if s.name == name or s.failover == name:
-                out.update(s.client_nids)
-                partner = next((t for t in fs.servers if t.name == s.failover), None)
-                if partner is not None:
-                    out.update(partner.client_nids)
-        return out
+        return {n for s in self._pair_of(fs, name) for n in s.client_nids}
 
     def _all_nids_of(self, fs: FileSystem, name: str) -> set[str]:
         """Every NID of server ``name`` and of its failover partner (both ways)."""
-        out: set[str] = set()
+        return {n for s in self._pair_of(fs, name) for n in s.nids}
+
+    @staticmethod
+    def _pair_of(fs: FileSystem, name: str) -> list[Server]:
+        """Server ``name``, the servers whose failover partner it is, and their partners."""
+        out: list[Server] = []
         for s in fs.servers:
             if s.name == name or s.failover == name:
-                out.update(s.nids)
-                partner = next((t for t in fs.servers if t.name == s.failover), None)
-                if partner is not None:
-                    out.update(partner.nids)
+                out.append(s)
+                out.extend(t for t in fs.servers if t.name == s.failover)
         return out
 
     def mgs(self, fs: FileSystem) -> None:
