@@ -18,6 +18,7 @@ from lnetgen.inventory import load_site
 from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.planfile import read_plan, stale_plan
+from lnetgen.progress import NO_PROGRESS, Progress, counted
 from lnetgen.solve import solve as _solve
 from lnetgen.verify import VerifyResult
 from lnetgen.verify import verify as _verify
@@ -173,10 +174,13 @@ def generate(
     return gen
 
 
-def write_output(gen: Generated, out: str, *, force: bool = False) -> WriteResult:
+def write_output(
+    gen: Generated, out: str, *, force: bool = False, progress: Progress = NO_PROGRESS
+) -> WriteResult:
     """Write a generated tree atomically under the output lock (see ``lnetgen.write``);
     ``force`` overwrites files edited by hand since lnetgen wrote them."""
-    return write_tree(out, ((f.path, f.content) for f in gen.files), force=force)
+    tick = progress("writing", len(gen.files))
+    return write_tree(out, counted(((f.path, f.content) for f in gen.files), tick), force=force)
 
 
 def diff(
@@ -198,8 +202,9 @@ def verify(
     manifest: str | None = None,
     hosts: str | None = None,
     ping: bool = False,
+    progress: Progress = NO_PROGRESS,
 ) -> VerifyResult:
     """Prove the generated tree ``out_dir`` (or the live dumps at ``live``) deployable, file
     system by file system (see ``lnetgen.verify.verify``); returns a
     ``lnetgen.verify.VerifyResult``.  Raises ``InputError`` on unusable input."""
-    return _verify(out_dir, live=live, manifest=manifest, hosts=hosts, ping=ping)
+    return _verify(out_dir, live=live, manifest=manifest, hosts=hosts, ping=ping, progress=progress)

@@ -14,6 +14,7 @@ from lnetgen.analyze.analysis import analyze
 from lnetgen.analyze.churn import Churn, churn
 from lnetgen.analyze.plain import plain
 from lnetgen.model import Site
+from lnetgen.progress import NO_PROGRESS, Progress, counted
 from lnetgen.solve import solve, strategy_names
 from lnetgen.strategies import SolveError
 from lnetgen.traffic.index import index_plan
@@ -72,6 +73,7 @@ def compare(
     seed: int = 0,
     uniform_torus: bool = True,
     since: Site | None = None,
+    progress: Progress = NO_PROGRESS,
 ) -> list[CompareRow]:
     """Solve ``site`` with every strategy (or ``strategies``) and analyze each the same way.
 
@@ -81,7 +83,8 @@ def compare(
     how many of the clients both hold change routes, and how many routes."""
     settings = settings or Settings()
     rows: list[CompareRow] = []
-    for name in strategies or strategy_names():
+    names = list(strategies or strategy_names())
+    for name in counted(names, progress("strategies", len(names))):
         try:
             plan = solve(site, name)
         except SolveError as exc:

@@ -24,6 +24,8 @@ from lnetgen.cli.common import (
     force_option,
     handles_input_errors,
     plan_option,
+    progress_bars,
+    quiet_option,
     site_argument,
 )
 from lnetgen.cli.common import print_diags as _print_diags
@@ -192,6 +194,7 @@ def solve(site: str, strategy: str | None, out: str | None, fmt: str) -> None:
     show_default=True,
     help="json: what was written, unchanged, removed and skipped",
 )
+@quiet_option
 @handles_input_errors(writes=True)
 def generate(
     site: str,
@@ -201,6 +204,7 @@ def generate(
     formats: str | None,
     force: bool,
     fmt: str,
+    quiet: bool,
 ) -> None:
     """Solve SITE (or take the reviewed --plan) and write everything a site deploys into --out.
 
@@ -214,7 +218,7 @@ def generate(
 
     gen = gen_fn(site, strategy, formats, plan_path, force=force)
     _print_diags(gen.warnings)
-    result = write_output(gen, out, force=force)
+    result = write_output(gen, out, force=force, progress=progress_bars(quiet))
     if fmt == "json":
         doc = {
             "out": out,

@@ -22,6 +22,8 @@ from lnetgen.cli.common import (
     model_options,
     nodeset_option,
     print_diags,
+    progress_bars,
+    quiet_option,
     seed_option,
     site_argument,
 )
@@ -283,6 +285,7 @@ def _load_lines(a: Analysis) -> list[str]:
     help="an older inventory of the site: add each layout's churn (clients and routes changed)",
 )
 @model_options
+@quiet_option
 @handles_input_errors()
 def compare_cmd(
     site: str,
@@ -293,6 +296,7 @@ def compare_cmd(
     link_mb_s: float,
     ost_mb_s: float,
     weight_by: str,
+    quiet: bool,
 ) -> None:
     """Solve SITE with every strategy and compare them, one row per strategy.
 
@@ -327,7 +331,14 @@ def compare_cmd(
     if since is not None:
         old, old_warnings = load_site(since)
         print_diags(old_warnings)
-    rows = compare(site_obj, names, model_settings(link_mb_s, ost_mb_s, weight_by), seed, since=old)
+    rows = compare(
+        site_obj,
+        names,
+        model_settings(link_mb_s, ost_mb_s, weight_by),
+        seed,
+        since=old,
+        progress=progress_bars(quiet),
+    )
     if fmt == "json":
         click.echo(json.dumps([r.as_dict() for r in rows], indent=1, sort_keys=True))
     else:

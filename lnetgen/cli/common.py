@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import click
 
 from lnetgen.diagnostics import Diagnostic, InputError, UsageError, errors, is_usage, to_json, usage
+from lnetgen.progress import NO_PROGRESS, Progress, Tick
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -281,3 +282,34 @@ def model_options(fn: F) -> F:
         help="uniform load: a server offers one flow per OST (MDS none), or one per server",
     )(fn)
     return fn
+
+
+def quiet_option(fn: F) -> F:
+    """``--quiet``: no progress bar (there is none either when stderr is not a terminal)."""
+    return click.option(
+        "--quiet",
+        "-q",
+        "quiet",
+        is_flag=True,
+        help="no progress bar on stderr (none is drawn when stderr is not a terminal)",
+    )(fn)
+
+
+def progress_bars(quiet: bool) -> Progress:
+    """A ``Progress`` drawing tqdm bars on stderr for stages that last over 2 s; nothing with
+    ``quiet`` or when stderr is not a terminal (logs and pipes stay clean)."""
+    if quiet or not sys.stderr.isatty():
+        return NO_PROGRESS
+    from tqdm import tqdm
+
+    def start(what: str, total: int) -> Tick:
+        bar = tqdm(total=total, desc=what, leave=False, file=sys.stderr, delay=2.0, unit="")
+
+        def tick() -> None:
+            bar.update(1)
+            if bar.n >= total:
+                bar.close()
+
+        return tick
+
+    return start

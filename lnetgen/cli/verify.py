@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from lnetgen.cli.common import EXIT_INPUT, handles_input_errors
+from lnetgen.cli.common import EXIT_INPUT, handles_input_errors, progress_bars, quiet_option
 
 
 @click.command("verify")
@@ -43,6 +43,7 @@ from lnetgen.cli.common import EXIT_INPUT, handles_input_errors
     help="write the `clush -w ... lnetctl ping <nid>` lines that confirm the proof on the "
     "deployed system",
 )
+@quiet_option
 @handles_input_errors(EXIT_INPUT, writes=False)
 def command(
     out_dir: str | None,
@@ -51,6 +52,7 @@ def command(
     hosts: str | None,
     fmt: str,
     ping_plan: str | None,
+    quiet: bool,
 ) -> None:
     """Prove that the files of OUT_DIR make every file system work.
 
@@ -67,7 +69,12 @@ def command(
     from lnetgen.write import write_file
 
     result = verify(
-        out_dir, live=live_path, manifest=manifest, hosts=hosts, ping=ping_plan is not None
+        out_dir,
+        live=live_path,
+        manifest=manifest,
+        hosts=hosts,
+        ping=ping_plan is not None,
+        progress=progress_bars(quiet),
     )
     if ping_plan:
         write_file(ping_plan, "\n".join(result.ping) + "\n")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lnetgen import nodes
+from lnetgen.progress import Tick, counted
 from lnetgen.verify.findings import KINDS, Collector, Count
 from lnetgen.verify.locate import Locator
 from lnetgen.verify.manifest import FileSystem, Manifest, Server
@@ -249,14 +250,14 @@ class PairChecker:
 
     # ---------------------------------------------------------------- pairs
 
-    def prove(self, p: FsProof) -> None:
-        """All pairs of one file system."""
+    def prove(self, p: FsProof, tick: Tick = lambda: None) -> None:
+        """All pairs of one file system; ``tick`` once per client endpoint proved."""
         scoped = self.world.in_scope
         for ep in p.clients + [e for _s, e in p.servers]:
             if scoped(ep):
                 self.routes(ep)
         alike = _alike_servers(p.servers)
-        for c in p.clients:
+        for c in counted(p.clients, tick):
             for members in alike:
                 inscope = [(s, sep) for s, sep in members if scoped(c) or scoped(sep)]
                 if inscope:

@@ -7,6 +7,7 @@ import os
 
 from lnetgen import nodes
 from lnetgen.diagnostics import Diagnostic, InputError, UsageError
+from lnetgen.progress import NO_PROGRESS, Progress
 from lnetgen.verify.declared import DeclaredChecker
 from lnetgen.verify.findings import Collector, VerifyResult
 from lnetgen.verify.locate import Locator
@@ -40,7 +41,9 @@ def _notes(world: World, out: Collector) -> None:
                 out.add("V-NOTE", ep.file, 0, 0, "$", f"{ep.name}: {note}")
 
 
-def _proofs(world: World, manifest: Manifest, out: Collector, loc: Locator) -> list[FsProof]:
+def _proofs(
+    world: World, manifest: Manifest, out: Collector, loc: Locator, progress: Progress
+) -> list[FsProof]:
     declared = DeclaredChecker(world, manifest, out, loc)
     pairs = PairChecker(world, manifest, Prover(world), out, loc)
     proofs = []
@@ -56,7 +59,7 @@ def _proofs(world: World, manifest: Manifest, out: Collector, loc: Locator) -> l
         )
         declared.mgs(fs)
         declared.mkfs(fs)
-        pairs.prove(p)
+        pairs.prove(p, progress(f"proving {fs.name}", len(p.clients)))
         pairs.mount(p)
         proofs.append(p)
     for ep in sorted(world.endpoints.values(), key=lambda e: e.name):
@@ -73,10 +76,12 @@ def verify(
     manifest: str | None = None,
     hosts: str | None = None,
     ping: bool = False,
+    progress: Progress = NO_PROGRESS,
 ) -> VerifyResult:
     """Prove the file systems of the generated tree ``out_dir`` (or of the live dumps at
     ``live``, roles from ``out_dir``'s manifest or ``manifest``), limited to pairs with an end
-    in ``hosts`` when given; with ``ping``, ``result.ping`` holds the ping plan.
+    in ``hosts`` when given; with ``ping``, ``result.ping`` holds the ping plan.  ``progress``
+    is ticked per file read and per client class proved.
 
     Raises ``UsageError`` for bad options and ``InputError`` when the manifest or the tree
     cannot be used (exit 2)."""
@@ -90,14 +95,14 @@ def verify(
         raise _usage("--manifest without --live: give OUT_DIR to verify a generated tree")
     mpath = manifest or os.path.join(str(out_dir), "manifest.json")
     m = read_manifest(mpath)
-    world = read_live_world(live, m) if live is not None else read_tree(str(out_dir), m)
+    world = read_live_world(live, m) if live is not None else read_tree(str(out_dir), m, progress)
     _scope(world, hosts)
     index_nids(world, m, out_dir)
     out = Collector()
     out.extend(world.findings)
     _notes(world, out)
     loc = Locator()
-    proofs = _proofs(world, m, out, loc)
+    proofs = _proofs(world, m, out, loc, progress)
     result = VerifyResult(live if live is not None else str(out_dir), mpath)
     result.counts = {p.fs.name: p.counts for p in proofs}
     result.findings = out.sorted()

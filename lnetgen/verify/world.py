@@ -28,6 +28,7 @@ from lnetgen.diagnostics import Diagnostic, InputError
 from lnetgen.live import HostState, LiveParseError, read_dump, read_live
 from lnetgen.live.cache import ParseCache
 from lnetgen.live.files import read_bytes
+from lnetgen.progress import NO_PROGRESS, Progress, counted
 from lnetgen.verify.manifest import LNET_FORMATS, Entry, Manifest
 
 try:
@@ -139,7 +140,7 @@ def _unreadable(diag: Diagnostic) -> Diagnostic:
     return Diagnostic(diag.file, diag.line, diag.col, "error", diag.code, "$", diag.message)
 
 
-def read_tree(out_dir: str, manifest: Manifest) -> World:
+def read_tree(out_dir: str, manifest: Manifest, progress: Progress = NO_PROGRESS) -> World:
     """The endpoints of the generated tree ``out_dir``.  Raises ``InputError`` when the
     manifest names no LNet file or none of them can be read."""
     world = World()
@@ -159,7 +160,8 @@ def read_tree(out_dir: str, manifest: Manifest) -> World:
                 )
             ]
         )
-    for e in entries:
+    tick = progress("reading", len(entries))
+    for e in counted(entries, tick):
         full = os.path.join(out_dir, e.path)
         try:
             state = read_dump(full, cache=cache)
