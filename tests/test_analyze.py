@@ -112,10 +112,9 @@ def test_weight_by_servers_counts_the_mds() -> None:
 
 
 def test_groups_leaf_failure_falls_back_to_the_backup_group() -> None:
-    """Groups (4:3): o2ib100 is core1/L01's group, backed up at priority 1 by scratch's MDS
-    group on core2/L03 (2 routers: ``backup: balanced`` puts every scratch backup on the other
-    switch).  Losing the whole leaf leaves only the backup: the clients and oss01-03 fall
-    back."""
+    """Groups (4:3): o2ib100 is core1/L01's group, backed up at priority 1 by core2/L01's
+    group (4 routers: ``backup: balanced`` puts every scratch backup on the other switch).
+    Losing the whole leaf leaves only the backup: the clients and oss01-03 fall back."""
     p = plan("groups")
     net = next(n for n in p.storage_nets() if n.group == "core1/L01#1")
     ix = index_plan(site(), p)
@@ -125,7 +124,7 @@ def test_groups_leaf_failure_falls_back_to_the_backup_group() -> None:
     assert len(client) == 1
     fb = client[0]
     assert (fb.status, fb.planned_priority, fb.live_priority) == (FALLBACK, 0, 1)
-    assert (fb.planned_gateways, fb.live_gateways, fb.members) == (4, 2, 96)
+    assert (fb.planned_gateways, fb.live_gateways, fb.members) == (4, 4, 96)
     server = [x for x in rep.pairs if x.side == "server" and x.who == "oss[01-03]"]
     assert [(x.status, x.live_priority) for x in server] == [(FALLBACK, 1)]
     assert not [x for x in rep.pairs if x.status == LOST]
@@ -213,12 +212,12 @@ def _edited(p: Plan, edit: Any) -> Plan:
 def test_backup_without_interface_is_alive_only_on_paper() -> None:
     """Drop the o2ib100 interface of a router that backs up core1/L01's group: the clients'
     backup route through it is dead on arrival, and the servers' route back names a NID no
-    router has.  Losing core1/L01 then leaves 1 live backup gateway, not 2."""
+    router has.  Losing core1/L01 then leaves 3 live backup gateways, not 4."""
     p = plan("groups")
     group = next(n for n in p.storage_nets() if n.group == "core1/L01#1")
     net = group.name
     backup = next(r for r in group.routers if r not in group.primary_routers)
-    assert backup == "rtr19"
+    assert backup == "rtr09"
 
     def edit(d: dict[str, Any]) -> None:
         r = next(r for r in d["routers"] if r["name"] == backup)
@@ -229,11 +228,11 @@ def test_backup_without_interface_is_alive_only_on_paper() -> None:
     codes = sorted(f.code for f in ix.findings)
     assert codes == ["route-dead-on-paper", "route-dead-on-paper"]
     text = " ".join(f.message for f in ix.findings)
-    assert "rtr19" in text and "avoid_asym_router_failure" in text
-    assert "10.10.0.19@" + net in text
+    assert "rtr09" in text and "avoid_asym_router_failure" in text
+    assert "10.10.0.9@" + net in text
     rep = failure_report(ix, resolve_failures(broken, ["core1/L01"]))
     fb = next(x for x in rep.pairs if x.side == "client")
-    assert (fb.status, fb.live_gateways) == (FALLBACK, 1)
+    assert (fb.status, fb.live_gateways) == (FALLBACK, 3)
 
 
 def test_missing_hop_count_is_a_finding() -> None:

@@ -186,10 +186,10 @@ def test_incremental_failure_loads_equal_the_full_traffic(strategy: str) -> None
 
 def test_worst_failures_on_demo_groups() -> None:
     """Hand-checked: 3 flows per router (12 OSTs over 4 routers); one router down puts 4 on
-    each of its 3 group mates; core1/L01 down puts its group's 12 flows on its backup, the
-    scratch MDS group's 2 routers on core2 (6 each); core1 down sends both of its groups to
-    their backups on core2 (6 each) and loses nothing: every scratch group is backed up on
-    the other switch."""
+    each of its 3 group mates; core1/L01 down puts its group's 12 flows on its backup,
+    core2/L01's 4 routers (3 + 3 each); core1 down sends both of its groups to their backups on
+    core2 (6 on each router of core2/L01 and of the 2-router MDS group) and loses nothing: every
+    scratch group is backed up on the other switch."""
     from lnetgen.analyze import worst_failures
 
     got = {w.scope: (w.flows, w.normal, w.lost) for w in worst_failures(_index("demo", "groups"))}
@@ -203,9 +203,9 @@ def test_analyze_and_compare_print_the_failure_load() -> None:
 
     site = str(ROOT / "sites" / "demo.yaml")
     out = CliRunner().invoke(main, ["analyze", site, "-s", "groups"]).output
-    assert "worst single leaf failure (core1/L01): busiest router rtr19 carries 6.00" in out
+    assert "worst single leaf failure (core1/L01): busiest router rtr09 carries 6.00" in out
     out = CliRunner().invoke(main, ["analyze", site, "-s", "groups", "--fail", "core1/L01"]).output
-    assert "with the failed routers down: busiest router rtr19 carries 6.00 write flows" in out
+    assert "with the failed routers down: busiest router rtr09 carries 6.00 write flows" in out
     res = CliRunner().invoke(main, ["compare", site, "--strategies", "groups,projection"])
     rows = {ln.split()[0]: ln.split()[-1] for ln in res.output.splitlines()[1:3]}
     assert rows == {"groups": "2.00x/0", "projection": "1.00x/24"}

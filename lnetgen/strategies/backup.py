@@ -43,14 +43,23 @@ from lnetgen.strategies.base import NetSpec
 
 FloatArray = npt.NDArray[np.float64]
 
-#: Costs of the assignment, in order of weight: forbidden pairs, loads above the bottleneck,
-#: a backup on the group's own switch, each extra copy of a backup group, a role mismatch;
-#: then the load and the plan distance.
-_FORBIDDEN = 1e12
-_ABOVE = 1e9
-_SWITCH = 1e7
-_COPY = 1e6
-_ROLE = 1e4
+#: The assignment's objectives, most important first: no forbidden pair, no load above the
+#: bottleneck, no backup on the group's own switch, no extra copy of a backup group, the same
+#: role; then the load and the plan distance.  ``_weights`` makes each level outweigh the sum of
+#: every lower one over all rows, so the order is strict.
+
+
+def _weights(n: int, top_value: float, copies: int) -> tuple[float, float, float, float, float]:
+    """(role, copy, switch, above, forbidden) weights for ``n`` rows whose load and distance
+    terms stay below ``top_value`` each."""
+    k = n + 1
+    low = top_value
+    role = k * low
+    copy = k * (low + role)
+    switch = k * (low + role + copy * copies)
+    above = k * (low + role + copy * copies + switch)
+    forbidden = k * (low + role + copy * copies + switch + above)
+    return role, copy, switch, above, forbidden
 
 
 def group_load(spec: NetSpec) -> float:
@@ -94,18 +103,22 @@ def _assign(specs: Sequence[NetSpec], members: list[int]) -> dict[int, int]:
     value = (load[:, None] + load[None, :]) / size[None, :]  # value[g, h]: h carrying g
     mismatch = np.array([[role[a] != role[b] for b in range(n)] for a in range(n)], dtype=float)
     distance = (np.arange(n)[None, :] - np.arange(n)[:, None]) % n  # the old ``next`` order
-    base = _SWITCH * same_switch + _ROLE * mismatch + value + distance * (1e-3 / (n * n))
+    low = value + distance * (1e-3 / (n * n))
     for copies in range(1, len(rows) + 1):
+        w_role, w_copy, w_switch, w_above, w_forbidden = _weights(
+            len(rows), float(low.max()) + 1.0, copies
+        )
+        base = w_switch * same_switch + w_role * mismatch + low
         cols = np.repeat(np.arange(n), copies)
-        extra = np.tile(np.arange(copies), n) * _COPY
+        extra = np.tile(np.arange(copies), n) * w_copy
         ok = allowed[np.ix_(rows, cols)]
         if not _feasible(ok):
             continue
         vals = value[np.ix_(rows, cols)]
         cut = _bottleneck(ok, vals)
         cost = base[np.ix_(rows, cols)] + extra[None, :]
-        cost = np.where(vals > cut + 1e-9, cost + _ABOVE, cost)
-        cost = np.where(ok, cost, _FORBIDDEN)
+        cost = np.where(vals > cut + 1e-9, cost + w_above, cost)
+        cost = np.where(ok, cost, w_forbidden)
         r, c = linear_sum_assignment(cost)
         return {members[int(rows[a])]: members[int(cols[b])] for a, b in zip(r, c, strict=True)}
     return {}  # unreachable: with len(rows) copies every row has its own allowed column
