@@ -19,6 +19,7 @@ from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.planfile import read_plan, stale_plan
 from lnetgen.progress import NO_PROGRESS, Progress, counted
+from lnetgen.solve import kept_nets
 from lnetgen.solve import solve as _solve
 from lnetgen.verify import VerifyResult
 from lnetgen.verify import verify as _verify
@@ -47,14 +48,27 @@ def validate(path: str) -> list[Diagnostic]:
     return dry_solve(path)[1]
 
 
-def solve_site(path: str, strategy: str | None = None) -> tuple[Site, Plan, list[Diagnostic]]:
-    """Load, validate and solve; raises ``InputError`` on any error."""
+def solve_site(
+    path: str, strategy: str | None = None, keep_path: str | None = None
+) -> tuple[Site, Plan, list[Diagnostic]]:
+    """Load, validate and solve; with ``keep_path`` (the plan.json deployed now) the storage
+    nets of groups still there keep their numbers.  Raises ``InputError`` on any error."""
     site, warnings = load_site(path)
-    return site, _solve(site, strategy), warnings
+    return site, _solve(site, strategy, _keep(keep_path)), warnings
+
+
+def _keep(keep_path: str | None) -> dict[str, str] | None:
+    """group -> net name of the plan at ``keep_path`` (``--keep-nets``)."""
+    return kept_nets(read_plan(keep_path)) if keep_path else None
 
 
 def load_plan(
-    path: str, strategy: str | None = None, plan_path: str | None = None, *, force: bool = False
+    path: str,
+    strategy: str | None = None,
+    plan_path: str | None = None,
+    *,
+    force: bool = False,
+    keep_path: str | None = None,
 ) -> tuple[Site, Plan, list[Diagnostic]]:
     """The site, its plan and the warnings: solved, or read from ``plan_path`` (a reviewed
     ``plan.json``) and checked against the site.  A plan solved from another version of the
@@ -62,10 +76,12 @@ def load_plan(
     warning.  An invalid inventory raises ``InputError``."""
     if plan_path and strategy:
         raise UsageError([usage("--plan", "give --strategy or --plan, not both")])
+    if plan_path and keep_path:
+        raise UsageError([usage("--keep-nets", "a reviewed --plan already has its net numbers")])
     plan = read_plan(plan_path) if plan_path else None
     site, warnings = load_site(path)
     if plan is None or plan_path is None:
-        return site, _solve(site, strategy), warnings
+        return site, _solve(site, strategy, _keep(keep_path)), warnings
     return site, plan, warnings + stale_plan(plan, site, plan_path, force=force)
 
 
@@ -164,11 +180,12 @@ def generate(
     plan_path: str | None = None,
     *,
     force: bool = False,
+    keep_path: str | None = None,
 ) -> Generated:
     """Load, validate, solve (or read the reviewed ``plan_path``, see ``load_plan``) and
     render; nothing is written."""
     fmts, explicit = parse_formats(formats)
-    site, plan, warnings = load_plan(path, strategy, plan_path, force=force)
+    site, plan, warnings = load_plan(path, strategy, plan_path, force=force, keep_path=keep_path)
     gen = render_files(site, plan, fmts, explicit)
     gen.warnings[:0] = warnings
     return gen

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -43,20 +44,46 @@ def strategy_names() -> list[str]:
     return list(REGISTRY)
 
 
-def _number_nets(site: Site, specs: list[NetSpec]) -> list[str]:
+def _number_nets(
+    site: Site, specs: list[NetSpec], keep: Mapping[str, str] | None = None
+) -> list[str]:
     """Storage net names: ``<lnd><fs.net_base + k>`` for a file system with a base, else
-    ``<lnd><storage_net_base + k>`` counting the remaining nets in order."""
+    ``<lnd><storage_net_base + k>`` counting the remaining nets in order.
+
+    ``keep`` (group -> net name, from the plan deployed now) keeps the number of every net
+    whose group (OSS, leaf, or N:M group) is still there, on the same LND and file system
+    range; the other nets take the lowest free numbers of their sequence.  Without ``keep``
+    the numbering is the plain sequence."""
     lnd = site.strategy.storage_lnd
     bases = {f.name: f.net_base for f in site.filesystems}
+    kept: dict[int, int] = {}  # spec index -> kept number
+    taken: set[int] = set()
+    for i, spec in enumerate(specs):
+        old = (keep or {}).get(spec.group) if spec.group else None
+        if old is None:
+            continue
+        try:
+            net = nodes.parse_net(old)
+        except nodes.NodeSyntaxError:
+            continue
+        if net.lnd == lnd and net.number not in taken:
+            kept[i] = net.number
+            taken.add(net.number)
     per_fs: dict[str, int] = defaultdict(int)
     global_k = 0
     names: list[str] = []
-    for spec in specs:
+    for i, spec in enumerate(specs):
         fs = spec.fs
-        if fs and bases.get(fs) is not None:
+        if i in kept:
+            number = kept[i]
+        elif fs and bases.get(fs) is not None:
+            while int(bases[fs]) + per_fs[fs] in taken:  # type: ignore[arg-type]
+                per_fs[fs] += 1
             number = int(bases[fs]) + per_fs[fs]  # type: ignore[arg-type]
             per_fs[fs] += 1
         else:
+            while site.strategy.storage_net_base + global_k in taken:
+                global_k += 1
             number = site.strategy.storage_net_base + global_k
             global_k += 1
         if number > nodes.MAX_NET_NUMBER:
@@ -85,6 +112,11 @@ def _number_nets(site: Site, specs: list[NetSpec]) -> list[str]:
     return names
 
 
+def kept_nets(plan: Plan) -> dict[str, str]:
+    """group -> storage net name of ``plan``: what ``solve(keep=...)`` keeps."""
+    return {n.group: n.name for n in plan.storage_nets() if n.group}
+
+
 def net_names_for(site: Site, strategy: str) -> list[str]:
     """The storage nets ``strategy`` designs for ``site``, numbered: the layout without the
     routes or the guarantee proof.  Raises ``SolveError`` when the layout cannot be formed."""
@@ -93,8 +125,9 @@ def net_names_for(site: Site, strategy: str) -> list[str]:
     return _number_nets(site, REGISTRY[strategy].design(site))
 
 
-def solve(site: Site, strategy: str | None = None) -> Plan:
-    """Solve ``site`` with ``strategy`` (default: the inventory's ``strategy.default``).
+def solve(site: Site, strategy: str | None = None, keep: Mapping[str, str] | None = None) -> Plan:
+    """Solve ``site`` with ``strategy`` (default: the inventory's ``strategy.default``);
+    ``keep`` (group -> net name, see :func:`kept_nets`) keeps the deployed net numbers.
 
     Raises ``SolveError`` when the layout cannot be formed or a guarantee does not hold.
     """
@@ -105,7 +138,7 @@ def solve(site: Site, strategy: str | None = None) -> Plan:
         )
     strat = REGISTRY[name]
     specs = strat.design(site)
-    net_names = _number_nets(site, specs)
+    net_names = _number_nets(site, specs, keep)
     clients = site.clients
     client_net_names = [str(n) for n in clients.nets]
 

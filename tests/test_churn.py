@@ -81,3 +81,46 @@ def test_compare_since_prints_and_serialises_the_churn(tmp_path: Path) -> None:
     ]
     res = CliRunner().invoke(main, [*args, "--format", "json"])
     assert json.loads(res.output)[0]["churn"]["routes_changed"] == 4 * 96
+
+
+def test_kept_net_numbers_cut_the_churn_of_growth(tmp_path: Path) -> None:
+    """--keep-nets: the grown demo keeps every existing net number, the new leaf's nets take
+    free ones, and the churn falls to the routes of the new nets (projection 16 -> 4 routes per
+    client, round-robin 12 -> 4: the minimum, one new net and its 4 routers)."""
+    from lnetgen.solve import kept_nets
+
+    grown = str(grown_demo(tmp_path))
+    for strategy, before, after in (("projection", 16.0, 4.0), ("round-robin", 12.0, 4.0)):
+        _, old, _ = solve_site(str(DEMO), strategy)
+        _, plain, _ = solve_site(grown, strategy)
+        _, kept, _ = solve_site(grown, strategy, keep_path=_plan_file(tmp_path, old))
+        assert churn(old, plain).routes_per_client == before
+        assert churn(old, kept).routes_per_client == after
+        old_nets, new_nets = kept_nets(old), kept_nets(kept)
+        assert all(new_nets[g] == n for g, n in old_nets.items())
+        assert len(set(new_nets.values())) == len(new_nets)
+
+
+def _plan_file(tmp: Path, plan: object) -> str:
+    path = tmp / "deployed-plan.json"
+    path.write_text(plan.to_json())  # type: ignore[attr-defined]
+    return str(path)
+
+
+def test_keep_nets_and_plan_are_exclusive(tmp_path: Path) -> None:
+    _, old, _ = solve_site(str(DEMO), "projection")
+    plan = _plan_file(tmp_path, old)
+    args = [
+        "generate",
+        str(DEMO),
+        "--plan",
+        plan,
+        "--keep-nets",
+        plan,
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 2 and "--keep-nets" in res.output
+    res = CliRunner().invoke(main, ["solve", str(DEMO), "-s", "projection", "--keep-nets", plan])
+    assert res.exit_code == 0, res.output

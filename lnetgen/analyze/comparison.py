@@ -15,7 +15,7 @@ from lnetgen.analyze.churn import Churn, churn
 from lnetgen.analyze.plain import plain
 from lnetgen.model import Site
 from lnetgen.progress import NO_PROGRESS, Progress, counted
-from lnetgen.solve import solve, strategy_names
+from lnetgen.solve import kept_nets, solve, strategy_names
 from lnetgen.strategies import SolveError
 from lnetgen.traffic.index import index_plan
 from lnetgen.traffic.settings import Settings, rounded
@@ -85,8 +85,13 @@ def compare(
     rows: list[CompareRow] = []
     names = list(strategies or strategy_names())
     for name in counted(names, progress("strategies", len(names))):
+        old = None
+        if since is not None:
+            with contextlib.suppress(SolveError):  # no such layout before: no churn
+                old = solve(since, name)
         try:
-            plan = solve(site, name)
+            # grown from ``since``: keep the net numbers its plan deployed (--keep-nets)
+            plan = solve(site, name, kept_nets(old) if old is not None else None)
         except SolveError as exc:
             rows.append(CompareRow(name, error="; ".join(d.message for d in exc.diagnostics)[:300]))
             continue
@@ -131,10 +136,8 @@ def compare(
                 failure_load_failed=f"{top.scope} {top.failed}",
                 failure_lost=rounded(max(w.lost for w in a.failure_loads)),
             )
-        if since is not None:
-            # the older inventory may not solve with this layout: then no churn to report
-            with contextlib.suppress(SolveError):
-                kw["churn"] = churn(solve(since, name), plan)
+        if old is not None:
+            kw["churn"] = churn(old, plan)
         rows.append(
             CompareRow(
                 name,

@@ -23,6 +23,7 @@ from lnetgen.cli.common import (
     Lnetgen,
     force_option,
     handles_input_errors,
+    keep_nets_option,
     plan_option,
     progress_bars,
     quiet_option,
@@ -143,13 +144,16 @@ def _summary(plan: Any) -> list[str]:
     show_default=True,
     help="json prints the plan on stdout",
 )
+@keep_nets_option
 @handles_input_errors(writes=True)
-def solve(site: str, strategy: str | None, out: str | None, fmt: str) -> None:
+def solve(
+    site: str, strategy: str | None, out: str | None, fmt: str, keep_path: str | None
+) -> None:
     """Solve SITE into a routing plan; print a summary (or the plan with --format json)."""
     from lnetgen.api import solve_site
     from lnetgen.write import write_file
 
-    _site, plan, warnings = solve_site(site, strategy)
+    _site, plan, warnings = solve_site(site, strategy, keep_path)
     _print_diags(warnings)
     if out:
         write_file(out, plan.to_json())
@@ -195,6 +199,7 @@ def solve(site: str, strategy: str | None, out: str | None, fmt: str) -> None:
     help="json: what was written, unchanged, removed and skipped",
 )
 @quiet_option
+@keep_nets_option
 @handles_input_errors(writes=True)
 def generate(
     site: str,
@@ -205,6 +210,7 @@ def generate(
     force: bool,
     fmt: str,
     quiet: bool,
+    keep_path: str | None,
 ) -> None:
     """Solve SITE (or take the reviewed --plan) and write everything a site deploys into --out.
 
@@ -216,7 +222,7 @@ def generate(
     from lnetgen.api import generate as gen_fn
     from lnetgen.api import write_output
 
-    gen = gen_fn(site, strategy, formats, plan_path, force=force)
+    gen = gen_fn(site, strategy, formats, plan_path, force=force, keep_path=keep_path)
     _print_diags(gen.warnings)
     result = write_output(gen, out, force=force, progress=progress_bars(quiet))
     if fmt == "json":

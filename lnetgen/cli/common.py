@@ -313,3 +313,16 @@ def progress_bars(quiet: bool) -> Progress:
         return tick
 
     return start
+
+
+def keep_nets_option(fn: F) -> F:
+    """``--keep-nets PLAN``: keep the storage net numbers of the plan deployed now."""
+    return click.option(
+        "--keep-nets",
+        "keep_path",
+        metavar="PLAN",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="plan.json deployed now: nets whose group (OSS, leaf, N:M group) is still there "
+        "keep their numbers, new ones take free numbers (a grown site renumbers nothing)",
+    )(fn)
