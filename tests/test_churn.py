@@ -124,3 +124,15 @@ def test_keep_nets_and_plan_are_exclusive(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "--keep-nets" in res.output
     res = CliRunner().invoke(main, ["solve", str(DEMO), "-s", "projection", "--keep-nets", plan])
     assert res.exit_code == 0, res.output
+
+
+def test_compare_on_a_fat_tree_says_na_for_torus_figures() -> None:
+    """Wolf's clients are on a fat tree: no torus figure is 0.0, they are not applicable."""
+    site = str(ROOT / "sites" / "wolf.yaml")
+    res = CliRunner().invoke(main, ["compare", site, "--strategies", "groups"])
+    row = next(ln for ln in res.output.splitlines() if ln.startswith("groups"))
+    assert row.split()[5:9] == ["n/a"] * 4, row  # "0.0 %" is two words
+    res = CliRunner().invoke(main, ["compare", site, "--strategies", "groups", "--format", "json"])
+    doc = json.loads(res.stdout)[0]
+    assert doc["uniform_write_max"] is None and doc["placed_read_max"] is None
+    assert doc["uplink_max"] is not None

@@ -26,7 +26,8 @@ class CompareRow:
     """One strategy, side by side with the others.  Torus figures are the maximum flows on a
     directed link (writes / reads); ``placed_*`` use one client per OST placed by
     ``lnetgen.place`` (nearest free clients), ``default_*`` contiguous clients in node order,
-    ``random_*`` random clients, for the same OSTs."""
+    ``random_*`` random clients, for the same OSTs.  On a site whose clients are not on a
+    torus (a fat tree) the torus figures are None: not applicable, not zero."""
 
     strategy: str
     error: str = ""
@@ -35,19 +36,19 @@ class CompareRow:
     spine_fraction: float = 0.0
     uplink_max: float = 0.0
     uplink_imbalance: float = 0.0
-    uniform_write_max: float = 0.0
-    uniform_read_max: float = 0.0
-    uniform_write_volume: float = 0.0
-    uniform_saturated: int = 0
-    placed_write_max: float = 0.0
-    placed_read_max: float = 0.0
-    placed_write_volume: float = 0.0
-    placed_read_volume: float = 0.0
-    placed_saturated: int = 0
-    default_write_max: float = 0.0
-    default_read_max: float = 0.0
-    random_write_max: float = 0.0
-    random_read_max: float = 0.0
+    uniform_write_max: float | None = 0.0
+    uniform_read_max: float | None = 0.0
+    uniform_write_volume: float | None = 0.0
+    uniform_saturated: int | None = 0
+    placed_write_max: float | None = 0.0
+    placed_read_max: float | None = 0.0
+    placed_write_volume: float | None = 0.0
+    placed_read_volume: float | None = 0.0
+    placed_saturated: int | None = 0
+    default_write_max: float | None = 0.0
+    default_read_max: float | None = 0.0
+    random_write_max: float | None = 0.0
+    random_read_max: float | None = 0.0
     worst_router: str = ""
     worst_lost: int = 0
     worst_fallback: int = 0
@@ -64,6 +65,24 @@ class CompareRow:
 
     def as_dict(self) -> dict[str, Any]:
         return dict(plain(self))
+
+
+#: The torus figures of a row: None (n/a) on a site without a torus.
+_TORUS_FIELDS = (
+    "uniform_write_max",
+    "uniform_read_max",
+    "uniform_write_volume",
+    "uniform_saturated",
+    "placed_write_max",
+    "placed_read_max",
+    "placed_write_volume",
+    "placed_read_volume",
+    "placed_saturated",
+    "default_write_max",
+    "default_read_max",
+    "random_write_max",
+    "random_read_max",
+)
 
 
 def compare(
@@ -98,6 +117,8 @@ def compare(
         ix = index_plan(site, plan, settings)
         a = analyze(site, plan, settings=settings, index=ix, torus=uniform_torus)
         kw: dict[str, Any] = {}
+        if site.torus is None:
+            kw.update(dict.fromkeys(_TORUS_FIELDS))  # not applicable: no torus
         if a.torus is not None:
             kw.update(
                 uniform_write_max=a.torus.writes.max,

@@ -404,7 +404,9 @@ def _churn_lines(rows: list[CompareRow]) -> list[str]:
     return out
 
 
-def _pair(a: float, b: float) -> str:
+def _pair(a: float | None, b: float | None) -> str:
+    if a is None or b is None:
+        return "n/a"  # no torus
     return f"{a:.1f}/{b:.1f}"
 
 
