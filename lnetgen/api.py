@@ -3,9 +3,8 @@ top of these; nothing here prints."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -13,6 +12,7 @@ from lnetgen import __version__
 from lnetgen.diagnostics import Diagnostic, UsageError, usage
 from lnetgen.drysolve import dry_solve
 from lnetgen.emit import DEFAULT_FORMATS, REGISTRY, Context, OutFile, lustre
+from lnetgen.emit.base import FileRecord
 from lnetgen.emit.readme import readme
 from lnetgen.inventory import load_site
 from lnetgen.model import Site
@@ -87,11 +87,62 @@ def load_plan(
 
 @dataclass
 class Generated:
+    """A site's output, rendered file by file as it is consumed.
+
+    ``stream()`` yields every file once -- the emitters' in ``formats`` order, then
+    ``plan.json``, ``README.txt`` and ``manifest.json`` -- keeping only a :class:`FileRecord`
+    of each, so writing a tree holds one file in memory at a time.  ``warnings`` and
+    ``skipped`` fill in as the emitters run; ``files`` renders the whole list (tests, small
+    sites).  An emitter's ``InputError`` is raised from the stream, so a write in progress
+    fails and leaves the old tree in place."""
+
     site: Site
     plan: Plan
-    files: list[OutFile]
+    formats: list[str] = field(default_factory=list)
+    explicit: bool = False
     warnings: list[Diagnostic] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # format -> reason
+    records: list[FileRecord] = field(default_factory=list)
+    _files: list[OutFile] | None = field(default=None, repr=False)
+    _started: bool = field(default=False, repr=False)
+
+    def stream(self) -> Iterator[OutFile]:
+        if self._started:
+            raise RuntimeError("a generated tree is rendered once; use .files to keep it")
+        self._started = True
+        symmetric: bool | None = None  # proven once (check_guarantees), shared by formats
+        for fmt in self.formats:
+            ctx = Context(self.plan, self.site, explicit=self.explicit, _symmetric=symmetric)
+            count = 0
+            for f in REGISTRY[fmt](ctx):
+                count += 1
+                yield self._keep(f)
+            self.warnings.extend(ctx.warnings)
+            symmetric = ctx._symmetric
+            if not count:
+                self.skipped[fmt] = "; ".join(w.message for w in ctx.warnings) or "nothing to emit"
+        yield self._keep(OutFile("plan.json", self.plan.to_json(), "plan", "", "site"))
+        fss = lustre.filesystems(self.site, self.plan)
+        snets = lustre.server_nets(self.site, self.plan)
+        yield self._keep(readme(self.plan, self.records, fss, snets))
+        yield self._keep(
+            _manifest(self.site, self.plan, self.records, self.formats, self.skipped, fss, snets)
+        )
+
+    def _keep(self, f: OutFile) -> OutFile:
+        self.records.append(f.record())
+        return f
+
+    def each(self) -> Iterable[OutFile]:
+        """The files: the rendered list when ``files`` was read, else the stream."""
+        return self._files if self._files is not None else self.stream()
+
+    @property
+    def files(self) -> list[OutFile]:
+        """Every file, rendered at once."""
+        if self._files is None:
+            self._files = list(self.stream())
+        return self._files
 
 
 def parse_formats(text: str | None) -> tuple[list[str], bool]:
@@ -109,27 +160,15 @@ def parse_formats(text: str | None) -> tuple[list[str], bool]:
 
 
 def render_files(site: Site, plan: Plan, formats: Sequence[str], explicit: bool) -> Generated:
-    """Run the emitters and add ``plan.json``, ``README.txt`` and ``manifest.json``."""
-    gen = Generated(site, plan, [])
-    for fmt in formats:
-        ctx = Context(plan, site, explicit=explicit)
-        files = REGISTRY[fmt](ctx)
-        gen.warnings.extend(ctx.warnings)
-        if not files:
-            gen.skipped[fmt] = "; ".join(w.message for w in ctx.warnings) or "nothing to emit"
-        gen.files.extend(files)
-    gen.files.append(OutFile("plan.json", plan.to_json(), "plan", "", "site"))
-    fss = lustre.filesystems(site, plan)
-    snets = lustre.server_nets(site, plan)
-    gen.files.append(readme(plan, gen.files, fss, snets))
-    gen.files.append(_manifest(site, plan, gen.files, formats, gen.skipped, fss, snets))
-    return gen
+    """The emitters' files plus ``plan.json``, ``README.txt`` and ``manifest.json``, rendered
+    as they are consumed (see :class:`Generated`)."""
+    return Generated(site, plan, list(formats), explicit)
 
 
 def _manifest(
     site: Site,
     plan: Plan,
-    files: list[OutFile],
+    files: Sequence[FileRecord],
     formats: Sequence[str],
     skipped: dict[str, str],
     fss: list[lustre.FsDeploy],
@@ -157,7 +196,7 @@ def _manifest(
                 "format": f.format,
                 "role": f.role,
                 "hosts": f.hosts,
-                "sha256": hashlib.sha256(f.content.encode()).hexdigest(),
+                "sha256": f.sha256,
                 "fs": lustre.file_filesystems(f.role, f.hosts, all_fs, per_host),
             }
             for f in sorted(files, key=lambda f: f.path)
@@ -194,10 +233,11 @@ def generate(
 def write_output(
     gen: Generated, out: str, *, force: bool = False, progress: Progress = NO_PROGRESS
 ) -> WriteResult:
-    """Write a generated tree atomically under the output lock (see ``lnetgen.write``);
+    """Write a generated tree atomically under the output lock (see ``lnetgen.write``), file by
+    file as it is rendered (the count is not known ahead: the progress total is 0);
     ``force`` overwrites files edited by hand since lnetgen wrote them."""
-    tick = progress("writing", len(gen.files))
-    return write_tree(out, counted(((f.path, f.content) for f in gen.files), tick), force=force)
+    tick = progress("writing", 0)
+    return write_tree(out, counted(((f.path, f.content) for f in gen.each()), tick), force=force)
 
 
 def diff(

@@ -118,10 +118,14 @@ def count(text: str) -> int:
 
 def expand(text: str) -> list[str]:
     """Names of a node set, in ClusterShell's (numeric-aware) order."""
+    if _PLAIN.fullmatch(text):  # one name (most nearest-neighbor classes): nothing to parse
+        return [text]
     return list(nodeset(text))
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9_.-]+")
 _SIMPLE = re.compile(r"^(\D*)(\d+)$")
+_WORD = re.compile(r"[A-Za-z_.-]+")
 
 
 def fold(names: Iterable[str]) -> str:
@@ -143,6 +147,11 @@ def fold(names: Iterable[str]) -> str:
             groups.setdefault(m.group(1), []).append(m.group(2))
         else:
             other.append(name)
+    if not other and len(groups) == 1:
+        ((prefix, numbers),) = groups.items()
+        runs = _runs(numbers) if _WORD.fullmatch(prefix) else None
+        if runs is not None:  # what ClusterShell prints for one prefix, without parsing it
+            return prefix + runs if "," not in runs and "-" not in runs else f"{prefix}[{runs}]"
     ns = NodeSet(resolver=RESOLVER_NOGROUP)
     for prefix, numbers in groups.items():
         if len(numbers) == 1:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from lnetgen import nodes
@@ -22,8 +23,10 @@ CLIENT, STORAGE, SERVER = "client", "storage", "server"
 #: the backup group.  The network's own ``why`` says which group or set it is.
 WHY_PRIMARY, WHY_ALTERNATE, WHY_BACKUP = "primary", "alternate", "backup"
 #: ``format_version`` of plan.json: raised when a reader of the previous version would
-#: misread the new one (``lnetgen.planfile`` refuses any other version).
-PLAN_FORMAT_VERSION = 1
+#: misread the new one.  Version 2 folds the client route tables (``route_sets``); version 1
+#: listed every class's whole table and is still read (``lnetgen.planfile``).
+PLAN_FORMAT_VERSION = 2
+READABLE_PLAN_VERSIONS = (1, 2)
 
 
 @dataclass(frozen=True, order=True)
@@ -123,6 +126,23 @@ class ClientClass:
 
 
 @dataclass(frozen=True)
+class RouteSet:
+    """The routes of clients on ``client_net`` to one storage net ``net``, and the clients that
+    use exactly these (``members``, folded; ``count`` of them).
+
+    A class's table is its route sets, one per net, in net order: nearest-neighbor gives Spider
+    16,873 classes of 192 routes, but only 32 nets x 6 choices of primary gateway, so
+    ``plan.json`` and ``routes/clients.csv`` list the 192 route sets once each, and the
+    per-host emitters render each set once and reuse the text."""
+
+    client_net: str
+    net: str
+    routes: tuple[Route, ...]
+    members: str
+    count: int
+
+
+@dataclass(frozen=True)
 class ServerRoutes:
     servers: str  # folded node set
     net: str  # the storage net these servers are on
@@ -161,6 +181,13 @@ class Plan:
     def router_by_nid(self) -> dict[str, RouterPlan]:
         return {i.nid: r for r in self.routers for i in r.interfaces}
 
+    @cached_property
+    def route_sets(self) -> tuple[tuple[RouteSet, ...], tuple[tuple[int, ...], ...]]:
+        """The client route tables folded: every distinct (client net, storage net, routes)
+        once, and for each class (in ``client_classes`` order) the indices of its sets in
+        the order its table lists them.  See :class:`RouteSet` and :func:`fold_route_sets`."""
+        return fold_route_sets(self.client_classes)
+
     def routes_for_server(self) -> dict[str, tuple[Route, ...]]:
         out: dict[str, tuple[Route, ...]] = {}
         for sr in self.server_routes:
@@ -170,7 +197,10 @@ class Plan:
 
     # ------------------------------------------------------------------ JSON
     def to_dict(self, routes: bool = True) -> dict[str, Any]:
-        """Plain data; ``routes=False`` leaves the route lists out (see ``to_json``)."""
+        """Plain data (``plan.json``, format 2); ``routes=False`` leaves the route lists out
+        (see ``to_json``).  Client route tables are folded (:attr:`route_sets`): a class lists
+        the indices of its route sets, each set its routes once."""
+        sets, class_sets = self.route_sets
         return {
             "format_version": PLAN_FORMAT_VERSION,
             "site": self.site,
@@ -226,9 +256,19 @@ class Plan:
                     "interface": c.interface,
                     "members": c.members,
                     "count": c.count,
-                    **({"routes": [r.as_dict() for r in c.routes]} if routes else {}),
+                    "route_sets": list(idx),
                 }
-                for c in self.client_classes
+                for c, idx in zip(self.client_classes, class_sets, strict=True)
+            ],
+            "route_sets": [
+                {
+                    "client_net": rs.client_net,
+                    "net": rs.net,
+                    "members": rs.members,
+                    "count": rs.count,
+                    **({"routes": [r.as_dict() for r in rs.routes]} if routes else {}),
+                }
+                for rs in sets
             ],
             "server_routes": [
                 {
@@ -244,9 +284,9 @@ class Plan:
     def to_json(self) -> str:
         """``plan.json``: sorted keys, one route per line.
 
-        Written piece by piece rather than through ``to_dict``: a nearest-neighbor plan for
-        18,688 clients holds 3.2 million route entries, and route tables share their ``Route``
-        objects, so each route's JSON is made once.
+        Route lists are written piece by piece, each route's JSON made once (route tables
+        share their ``Route`` objects); client classes one per line (a nearest-neighbor plan
+        for Spider has 16,873 of them, each naming its 32 route sets).
         """
         cache: dict[int, str] = {}
 
@@ -267,9 +307,11 @@ class Plan:
         parts = []
         for key in sorted(whole):
             if key == "client_classes":
+                items = ["  " + json.dumps(c, sort_keys=True) for c in whole[key]]
+            elif key == "route_sets":
                 items = [
-                    table({k: v for k, v in c.items() if k != "routes"}, cc.routes)
-                    for c, cc in zip(whole[key], self.client_classes, strict=True)
+                    table(c, rs.routes)
+                    for c, rs in zip(whole[key], self.route_sets[0], strict=True)
                 ]
             elif key == "server_routes":
                 items = [
@@ -337,17 +379,7 @@ class Plan:
                 )
                 for s in d["servers"]
             ),
-            client_classes=tuple(
-                ClientClass(
-                    c["name"],
-                    c["net"],
-                    c["interface"],
-                    c["members"],
-                    c["count"],
-                    routes(c["routes"]),
-                )
-                for c in d["client_classes"]
-            ),
+            client_classes=_classes(d, routes),
             server_routes=tuple(
                 ServerRoutes(s["servers"], s["net"], routes(s["routes"]))
                 for s in d["server_routes"]
@@ -358,6 +390,95 @@ class Plan:
     @classmethod
     def from_json(cls, text: str) -> Plan:
         return cls.from_dict(json.loads(text))
+
+
+def _classes(
+    d: dict[str, Any], routes: Callable[[list[dict[str, Any]]], tuple[Route, ...]]
+) -> tuple[ClientClass, ...]:
+    """Client classes of a plan document: format 1 lists each class's routes, format 2 the
+    indices of its route sets (whose ``Route`` objects the classes then share)."""
+    sets = [routes(rs["routes"]) for rs in d.get("route_sets", ())]
+    out = []
+    for c in d["client_classes"]:
+        if "route_sets" in c:
+            table = tuple(r for i in c["route_sets"] for r in sets[i])
+        else:
+            table = routes(c["routes"])
+        out.append(
+            ClientClass(c["name"], c["net"], c["interface"], c["members"], c["count"], table)
+        )
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------- folding
+
+
+def _set_order(rs: RouteSet) -> tuple[object, ...]:
+    parsed = nodes.parse_net(rs.net)
+    return (
+        rs.client_net,
+        parsed.lnd,
+        parsed.number,
+        rs.net,
+        tuple((r.priority, r.gateway, r.hop, r.why) for r in rs.routes),
+    )
+
+
+def fold_route_sets(
+    classes: Sequence[ClientClass],
+) -> tuple[tuple[RouteSet, ...], tuple[tuple[int, ...], ...]]:
+    """Split every class's table into its runs of routes to one net and keep each distinct run
+    once (per client net): ``(sets, per-class indices)``; the sets are sorted by client net,
+    net and routes, and ``sets[i].routes`` for ``i`` in a class's indices, concatenated, is
+    that class's table.  Runs shared as objects (the solver reuses them) are recognised by
+    identity first, so folding 3.2 million routes costs one pass."""
+    by_ids: dict[tuple[object, ...], int] = {}
+    by_value: dict[tuple[object, ...], int] = {}
+    runs: list[tuple[str, tuple[Route, ...]]] = []
+    users: list[list[int]] = []
+    per_class: list[list[int]] = []
+    for ci, cc in enumerate(classes):
+        table = cc.routes
+        idx: list[int] = []
+        start, n = 0, len(table)
+        while start < n:
+            net = table[start].net
+            end = start + 1
+            while end < n and table[end].net == net:
+                end += 1
+            run = table[start:end]
+            key = (cc.net, *map(id, run))
+            k = by_ids.get(key)
+            if k is None:
+                value = (cc.net, *((r.net, r.gateway, r.hop, r.priority, r.why) for r in run))
+                k = by_value.get(value)
+                if k is None:
+                    k = by_value[value] = len(runs)
+                    runs.append((cc.net, run))
+                    users.append([])
+                by_ids[key] = k
+            users[k].append(ci)
+            idx.append(k)
+            start = end
+        per_class.append(idx)
+    names: dict[int, list[str]] = {}
+
+    def members(ci: int) -> list[str]:
+        got = names.get(ci)
+        if got is None:
+            got = names[ci] = nodes.expand(classes[ci].members)
+        return got
+
+    sets = []
+    for (cnet, run), who in zip(runs, users, strict=True):
+        listed = [n for ci in who for n in members(ci)]
+        sets.append(RouteSet(cnet, run[0].net, run, nodes.fold(listed), len(listed)))
+    order = sorted(range(len(sets)), key=lambda k: _set_order(sets[k]))
+    new_index = {old: new for new, old in enumerate(order)}
+    return (
+        tuple(sets[k] for k in order),
+        tuple(tuple(new_index[k] for k in idx) for idx in per_class),
+    )
 
 
 # ---------------------------------------------------------------------- guarantees

@@ -15,7 +15,7 @@ from typing import Any
 from lnetgen import nodes
 from lnetgen.diagnostics import Diagnostic, UsageError
 from lnetgen.model import Site
-from lnetgen.plan import PLAN_FORMAT_VERSION, Plan
+from lnetgen.plan import PLAN_FORMAT_VERSION, READABLE_PLAN_VERSIONS, Plan
 
 #: A plan.json bigger than this is not read (a nearest-neighbor plan of spider is ~300 MiB).
 MAX_PLAN_BYTES = 1 << 30
@@ -29,7 +29,8 @@ def _error(path: str, code: str, json_path: str, message: str) -> UsageError:
 
 def read_plan(path: str) -> Plan:
     """The plan in ``path``; raises ``UsageError`` when it cannot be read, is not a plan or has
-    another ``format_version`` than this lnetgen writes."""
+    a ``format_version`` this lnetgen cannot read (it reads 1, whose classes list their whole
+    route tables, and 2, which folds them into route sets)."""
     try:
         with open(path, "rb") as fh:
             data = fh.read(MAX_PLAN_BYTES + 1)
@@ -44,18 +45,19 @@ def read_plan(path: str) -> Plan:
     if not isinstance(doc, dict) or "client_classes" not in doc:
         raise _error(path, "E-PLAN", "$", "not a plan.json (from `lnetgen solve --out`)")
     version = doc.get("format_version")
-    if version != PLAN_FORMAT_VERSION:
+    if version not in READABLE_PLAN_VERSIONS or isinstance(version, bool):
         found = "none" if version is None else repr(version)
         raise _error(
             path,
             "E-PLAN-VERSION",
             "$.format_version",
-            f"plan format version {found}; this lnetgen reads version {PLAN_FORMAT_VERSION}: "
+            f"plan format version {found}; this lnetgen reads versions "
+            f"{', '.join(map(str, READABLE_PLAN_VERSIONS))} (writes {PLAN_FORMAT_VERSION}): "
             "solve the inventory again",
         )
     try:
         return Plan.from_dict(doc)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise _error(path, "E-PLAN", "$", f"not a plan.json: bad or missing {exc}") from None
 
 

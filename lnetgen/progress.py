@@ -16,7 +16,8 @@ Tick = Callable[[], None]
 
 class Progress(Protocol):
     def __call__(self, what: str, total: int) -> Tick:
-        """Start a stage of ``total`` steps; the returned tick advances it by one."""
+        """Start a stage of ``total`` steps (0: not known ahead); the returned tick advances
+        it by one."""
         ...  # pragma: no cover - a protocol
 
 

@@ -287,11 +287,10 @@ def _write_locked(
                 continue
             with open(dest, "wb") as fh:
                 fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
             os.chmod(dest, 0o644)
             written.append(rel)
         os.chmod(tmp, 0o755)
+        _sync(tmp)  # every new file durable before the swap makes it the tree
         if os.path.isdir(target):
             if not _exchange(tmp, target):
                 aside = tempfile.mkdtemp(prefix=f".{base}{_PREFIX}old-", dir=parent)
@@ -310,6 +309,24 @@ def _write_locked(
         raise
     removed = tuple(sorted(set(old) - seen))
     return WriteResult(target, tuple(sorted(written)), tuple(sorted(unchanged)), removed)
+
+
+def _sync(path: str) -> None:
+    """Flush the file system holding ``path`` to disk (``syncfs``; ``sync`` where there is
+    none): one call for the whole tree instead of an ``fsync`` per file, which cost more than
+    writing Spider's 35,000 files."""
+    libc_name = ctypes.util.find_library("c")
+    fn = getattr(ctypes.CDLL(libc_name, use_errno=True), "syncfs", None) if libc_name else None
+    if fn is None:
+        os.sync()
+        return
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        if fn(fd) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err), path)
+    finally:
+        os.close(fd)
 
 
 def _same(path: str, data: bytes) -> bool:

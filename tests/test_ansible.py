@@ -398,6 +398,20 @@ def test_role_prints_canonical_net_names(lnd: str, number: int) -> None:
     assert _ROLE_NET_RE.sub(r"\1", ans.var_net(net)) == net
 
 
+@given(
+    st.one_of(
+        st.text(alphabet="abcyYnNoOeEsStTrRuUfFlL0189_.-:[],", max_size=8),
+        st.sampled_from(["yes", "No", "OFF", "null", "y", "n", "nid00042", "ib0", "a-b.c_d"]),
+    )
+)
+def test_scalar_shortcut_writes_what_pyyaml_writes(text: str) -> None:
+    """The plain-text shortcut of the vars writer never differs from ``yaml.dump``."""
+    dumped = yaml.dump(text, Dumper=ans._Dumper, allow_unicode=True, width=1 << 30)
+    assert ans._scalar_text(text) == dumped.removesuffix("\n").removesuffix("\n...").removesuffix(
+        "\n"
+    )
+
+
 # ----------------------------------------------------------------------------- integration
 
 

@@ -30,6 +30,24 @@ def test_fold_matches_clustershell_and_expands_back(sample: list[str]) -> None:
     assert sorted(nodes.expand(folded)) == sorted(set(sample))
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["nid", "rtr-", "a.b_", "x"]),
+    st.lists(st.integers(0, 200), min_size=1, max_size=40),
+    st.sampled_from([0, 1, 3, 5]),
+)
+def test_fold_of_one_prefix_is_what_clustershell_prints(
+    prefix: str, numbers: list[int], width: int
+) -> None:
+    """The one-prefix shortcut (no parse) prints exactly ClusterShell's string."""
+    sample = [f"{prefix}{n:0{width}d}" for n in numbers]
+    ns = NodeSet(resolver=RESOLVER_NOGROUP)
+    ns.updaten(sample)
+    assert nodes.fold(sample) == str(ns)
+    for name in sample:
+        assert nodes.expand(name) == list(NodeSet(name, resolver=RESOLVER_NOGROUP))
+
+
 def test_fold_large_contiguous() -> None:
     assert nodes.fold(f"nid{i:05d}" for i in range(1, 25713)) == "nid[00001-25712]"
     assert nodes.fold([]) == ""

@@ -34,7 +34,7 @@ def test_any_accepted_interface_reads_back_as_itself(iface: str) -> None:
         role="server",
         hosts="oss01",
         nets=[{"net": "o2ib1", "interface": iface, "tunables": {}}],
-        routes=(),
+        route_text="",
         routing=False,
         buffers={},
         globals={},

@@ -224,12 +224,15 @@ def generate(
 
     gen = gen_fn(site, strategy, formats, plan_path, force=force, keep_path=keep_path)
     _print_diags(gen.warnings)
+    before = len(gen.warnings)
+    # files are rendered as they are written: the emitters' warnings come after the write
     result = write_output(gen, out, force=force, progress=progress_bars(quiet))
+    _print_diags(gen.warnings[before:])
     if fmt == "json":
         doc = {
             "out": out,
             "strategy": gen.plan.strategy,
-            "files": len(gen.files),
+            "files": len(gen.records),
             "written": sorted(result.written),
             "unchanged": sorted(result.unchanged),
             "removed": sorted(result.removed),
@@ -239,7 +242,7 @@ def generate(
         click.echo(json.dumps(doc, indent=1, sort_keys=True))
         return
     click.echo(
-        f"{out}: {len(gen.files)} files ({len(result.written)} written, "
+        f"{out}: {len(gen.records)} files ({len(result.written)} written, "
         f"{len(result.unchanged)} unchanged, {len(result.removed)} removed); "
         f"strategy {gen.plan.strategy}"
     )

@@ -303,11 +303,12 @@ def progress_bars(quiet: bool) -> Progress:
     from tqdm import tqdm
 
     def start(what: str, total: int) -> Tick:
-        bar = tqdm(total=total, desc=what, leave=False, file=sys.stderr, delay=2.0, unit="")
+        """A bar of ``total`` steps; a counter when ``total`` is 0 (not known ahead)."""
+        bar = tqdm(total=total or None, desc=what, leave=False, file=sys.stderr, delay=2.0, unit="")
 
         def tick() -> None:
             bar.update(1)
-            if bar.n >= total:
+            if total and bar.n >= total:
                 bar.close()
 
         return tick

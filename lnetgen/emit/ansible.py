@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import yaml
@@ -89,8 +89,26 @@ def _yaml(header_lines: Sequence[str], doc: dict[str, Any]) -> str:
 # and the layout is ``_Dumper``'s: lists indented under their key.
 
 
-@functools.lru_cache(maxsize=1 << 16)
+#: Text PyYAML writes plain whatever it is: a letter, then letters, digits and ``_.-`` (no
+#: resolver reads that as a bool, null or number), unless it is one of the words below, which
+#: take the slow path (more words than YAML 1.1 resolves: the slow path is always right).
+_PLAIN_SCALAR = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+_WORDS = {
+    w
+    for base in ("yes", "no", "true", "false", "on", "off", "null", "y", "n")
+    for w in (base, base.capitalize(), base.upper())
+}
+
+
 def _scalar_text(value: str | int | bool | None) -> str:
+    """``value`` as PyYAML writes it in a block mapping."""
+    if type(value) is str and _PLAIN_SCALAR.fullmatch(value) and value not in _WORDS:
+        return value
+    return _dumped(value)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _dumped(value: str | int | bool | None) -> str:
     if value is None:
         return ""
     text = yaml.dump(value, Dumper=_Dumper, allow_unicode=True, width=1 << 30)
@@ -203,11 +221,9 @@ def _module_networks(pairs: list[tuple[str, str]]) -> list[str]:
     return parts if NETWORKS_SEP.join(parts) == whole else [whole]
 
 
-def _module_routes(routes: Sequence[Route]) -> list[str]:
-    """One item per route statement when that joins back to the modprobe string, else one."""
-    whole = routestr.format_routes(
-        routestr.KRoute(r.net, r.gateway, r.hop, r.priority) for r in routes
-    )
+def _module_routes(whole: str) -> list[str]:
+    """One item per statement of the ``routes=`` string ``whole`` when that joins back to it,
+    else one item."""
     if not whole:
         return []
     parts = [p.strip() for p in whole.split(";")]
@@ -218,34 +234,54 @@ def _addr(nid: str) -> str:
     return nid.rpartition("@")[0]
 
 
+def _routes_text(routes: Sequence[Route]) -> str:
+    """The entries of ``lustre_lnet_lnetctl_routes`` for ``routes`` (indented under it)."""
+    out: list[str] = []
+    _emit_map(_routes(routes), 2, out)
+    return "".join(out)
+
+
+def _class_routes_text(
+    keys: Sequence[str], idx: Sequence[int], texts: Sequence[str], cls: str
+) -> str:
+    """A class's ``lustre_lnet_lnetctl_routes`` entries from its route sets' texts (``keys``:
+    each set's net as a variable key); a net in two sets could not be one key (see
+    ``_grouped``)."""
+    if len({keys[i] for i in idx}) != len(idx):
+        raise ValueError(f"ansible: routes of class {cls} to one net are not adjacent")
+    return "".join(texts[i] for i in idx)
+
+
 def _vars(
     ctx: Context,
     what: str,
     role: str,
     hosts: str,
     nis: Sequence[tuple[str, str, str]],
-    routes: Sequence[Route],
+    routes_text: str,
+    kroutes: str,
     routing: bool,
     with_module: bool,
 ) -> str:
+    """One vars file; ``routes_text`` is the ``lustre_lnet_lnetctl_routes`` entries
+    (``_routes_text``) and ``kroutes`` the host's ``routes=`` string."""
     tun = host_settings(ctx.site, role, [n for n, _, _ in nis], ctx.symmetric)
-    doc: dict[str, Any] = {
+    head: dict[str, Any] = {
         "lnetgen_role": role,
         "lnetgen_hosts": hosts,
         "lustre_lnet_routing_enabled": routing,
         "lustre_lnet_lnetctl_networks": _networks(nis, tun),
     }
-    if routes:
-        doc["lustre_lnet_lnetctl_routes"] = _routes(routes)
+    doc: dict[str, Any] = {}
     if routing and tun.buffers():
         doc["lustre_lnet_routing_buffers"] = tun.buffers()
     if tun.globals():
         doc["lustre_lnet_lnetctl_globals"] = tun.globals()
     if with_module:
         doc["lustre_lnet_module_networks"] = _module_networks([(n, i) for n, i, _ in nis])
-        kroutes = _module_routes(routes)
-        if kroutes:
-            doc["lustre_lnet_module_routes"] = kroutes
+        statements = _module_routes(kroutes)
+        if statements:
+            doc["lustre_lnet_module_routes"] = statements
         doc["lustre_lnet_module_options"] = {
             "forwarding": "enabled" if routing else "disabled",
             **dict(tun.lnet_options()),
@@ -256,23 +292,24 @@ def _vars(
             o2ib = dict(lnd).get("ko2iblnd")
             if o2ib:
                 doc["lustre_lnet_ko2iblnd_options"] = dict(o2ib)
-    return _yaml(
-        [
-            ctx.header,
-            f"LNet variables for {what} ({role}: {hosts}); names as in "
-            "stackhpc/ansible-role-lustre",
-        ],
-        doc,
-    )
+    out = [
+        f"# {ctx.header}\n# LNet variables for {what} ({role}: {hosts}); names as in "
+        "stackhpc/ansible-role-lustre\n---\n"
+    ]
+    _emit_map(head, 0, out)
+    if routes_text:
+        out.append("lustre_lnet_lnetctl_routes:\n")
+        out.append(routes_text)
+    _emit_map(doc, 0, out)
+    return "".join(out)
 
 
 def _modprobe_skipped(ctx: Context) -> bool:
     """True when the modprobe emitter would write nothing for this site (as part of the
     default set, i.e. not named in --formats)."""
-    probe = Context(ctx.plan, ctx.site, explicit=False)
     try:
-        return not modprobe.emit(probe)
-    except InputError:
+        return modprobe.too_long(ctx) is not None
+    except (InputError, ValueError):
         return True
 
 
@@ -319,7 +356,7 @@ def _check_names(ctx: Context, groups: dict[str, str]) -> None:
         )
 
 
-def emit(ctx: Context) -> list[OutFile]:
+def emit(ctx: Context) -> Iterator[OutFile]:
     plan = ctx.plan
     with_module = not _modprobe_skipped(ctx)
     if not with_module:
@@ -339,22 +376,24 @@ def emit(ctx: Context) -> list[OutFile]:
     groups = {cc.name: group_name(cc.name) for cc in plan.client_classes}
     _check_names(ctx, groups)
 
-    out: list[OutFile] = []
-    for cc in plan.client_classes:
+    sets, class_sets = plan.route_sets
+    texts = [_routes_text(rs.routes) for rs in sets]
+    keys = [var_net(rs.net) for rs in sets]
+    kroutes = modprobe.class_routes(plan) if with_module else [""] * len(class_sets)
+    for cc, idx, kr in zip(plan.client_classes, class_sets, kroutes, strict=True):
         text = _vars(
             ctx,
             f"client class {cc.name}",
             "client",
             cc.members,
             [(cc.net, cc.interface, CLIENT_ADDRESS)],
-            cc.routes,
+            _class_routes_text(keys, idx, texts, cc.name),
+            kr,
             False,
             with_module,
         )
-        out.append(
-            OutFile(
-                f"{_ROOT}/group_vars/{groups[cc.name]}/lnet.yml", text, FORMAT, cc.members, "client"
-            )
+        yield OutFile(
+            f"{_ROOT}/group_vars/{groups[cc.name]}/lnet.yml", text, FORMAT, cc.members, "client"
         )
     for r in plan.routers:
         text = _vars(
@@ -363,26 +402,29 @@ def emit(ctx: Context) -> list[OutFile]:
             "router",
             r.name,
             [(i.net, i.interface, _addr(i.nid)) for i in r.interfaces],
-            (),
+            "",
+            "",
             True,
             with_module,
         )
-        out.append(OutFile(f"{_ROOT}/host_vars/{r.name}/lnet.yml", text, FORMAT, r.name, "router"))
+        yield OutFile(f"{_ROOT}/host_vars/{r.name}/lnet.yml", text, FORMAT, r.name, "router")
     server_routes = plan.routes_for_server()
     for s in plan.servers:
+        routes = server_routes.get(s.name, ())
         text = _vars(
             ctx,
             f"server {s.name}",
             "server",
             s.name,
             [(net, s.interface, _addr(nid)) for net, nid in zip(s.networks, s.nids, strict=True)],
-            server_routes.get(s.name, ()),
+            _routes_text(routes),
+            _kernel_routes(routes) if with_module else "",
             False,
             with_module,
         )
-        out.append(OutFile(f"{_ROOT}/host_vars/{s.name}/lnet.yml", text, FORMAT, s.name, "server"))
+        yield OutFile(f"{_ROOT}/host_vars/{s.name}/lnet.yml", text, FORMAT, s.name, "server")
 
-    out.append(
+    yield (
         OutFile(
             f"{_ROOT}/group_vars/all/lnetgen.yml",
             _yaml(
@@ -393,14 +435,17 @@ def emit(ctx: Context) -> list[OutFile]:
             "site",
         )
     )
-    out.append(
-        OutFile(f"{_ROOT}/inventory.yml", _inventory(ctx, groups), FORMAT, _all_hosts(ctx), "site")
+    yield OutFile(
+        f"{_ROOT}/inventory.yml", _inventory(ctx, groups), FORMAT, _all_hosts(ctx), "site"
     )
     for rel, text in static_files():
-        out.append(
-            OutFile(f"{_ROOT}/{rel}", _with_header(rel, text, ctx.header), FORMAT, "", "site")
-        )
-    return out
+        yield OutFile(f"{_ROOT}/{rel}", _with_header(rel, text, ctx.header), FORMAT, "", "site")
+
+
+def _kernel_routes(routes: Sequence[Route]) -> str:
+    return routestr.format_routes(
+        routestr.KRoute(r.net, r.gateway, r.hop, r.priority) for r in routes
+    )
 
 
 def _hosts(folded: str) -> dict[str, None]:

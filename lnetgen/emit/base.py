@@ -1,8 +1,15 @@
-"""What emitters share: the output file type, the render context and the Jinja2 environment."""
+"""What emitters share: the output file type, the render context and the Jinja2 environment.
+
+An emitter yields its files one at a time (``Emitter``): ``generate`` writes each as it comes
+and keeps only its :class:`FileRecord`, so memory does not grow with the output (Spider with
+nearest-neighbor writes 35,000 files).  An emitter that must see everything before it writes
+anything (modprobe's length check) checks first, on small data, then yields.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -25,6 +32,26 @@ class OutFile:
     format: str
     hosts: str = ""  # folded node set of the hosts this file is for ('' = site-wide)
     role: str = ""  # client | router | server | site
+
+    def record(self) -> FileRecord:
+        return FileRecord(
+            self.path,
+            self.format,
+            self.hosts,
+            self.role,
+            hashlib.sha256(self.content.encode("utf-8")).hexdigest(),
+        )
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """What the manifest and ``README.txt`` keep of a file once it is written: no content."""
+
+    path: str
+    format: str
+    hosts: str
+    role: str
+    sha256: str
 
 
 @dataclass
@@ -52,7 +79,7 @@ class Context:
         return header(self.plan)
 
 
-Emitter = Callable[[Context], list[OutFile]]
+Emitter = Callable[[Context], Iterable[OutFile]]
 
 
 def header(plan: Plan) -> str:

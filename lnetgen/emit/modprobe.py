@@ -12,14 +12,19 @@ Routers get ``forwarding="enabled"``, everything else ``forwarding="disabled"``.
 inventory's tunables follow on the ``options lnet`` line (``lnet_drop_asym_route=1`` when the
 plan's symmetry is proven), and per-NI ones on an ``options <LND module>`` line.  Lustre 2.19.53
 and later ignore ``routes=`` and ``forwarding=``; use the lnetctl YAML there.
+
+A client class's ``routes=`` is made from its route sets (``Plan.route_sets``), each formatted
+once; the length check runs on these strings before any file is rendered.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from lnetgen import routestr
 from lnetgen.diagnostics import Diagnostic, InputError
 from lnetgen.emit.base import Context, OutFile, render
-from lnetgen.plan import Route
+from lnetgen.plan import Plan, Route
 from lnetgen.tunables import host_settings
 
 FORMAT = "modprobe"
@@ -31,17 +36,47 @@ def _kroutes(routes: tuple[Route, ...]) -> str:
     )
 
 
-def emit(ctx: Context) -> list[OutFile]:
-    plan = ctx.plan
-    items: list[tuple[str, str, str, str, str, str]] = []  # name, role, hosts, nets, routes, fwd
-    for cc in plan.client_classes:
+def class_routes(plan: Plan) -> list[str]:
+    """Each client class's ``routes=`` string, in ``plan.client_classes`` order: the texts of
+    its route sets, each formatted once, joined in ``format_routes``'s statement order (the
+    whole table is formatted instead when a net comes back in two sets, or the text is so long
+    that ``format_routes`` would split statements)."""
+    sets, class_sets = plan.route_sets
+    texts = [_kroutes(rs.routes) for rs in sets]
+    order = [routestr.statement_order(rs.net) for rs in sets]
+    out = []
+    for cc, idx in zip(plan.client_classes, class_sets, strict=True):
+        parts = sorted((i for i in idx if texts[i]), key=order.__getitem__)
+        text = "; ".join(texts[i] for i in parts)
+        if len({sets[i].net for i in parts}) != len(parts) or len(text) > _JOIN_MAX:
+            text = _kroutes(cc.routes)
+        out.append(text)
+    return out
+
+
+#: Above this length a joined ``routes=`` is formatted whole (``format_routes`` splits
+#: statements near the kernel's text buffer budget); far above the module parameter limit.
+_JOIN_MAX = routestr.TEXTBUF_BUDGET // 2
+
+
+def too_long(ctx: Context) -> str | None:
+    """Why the modprobe files cannot be written for this site (a ``routes=`` or ``networks=``
+    over the module parameter limit), or None."""
+    problems = _too_long(_items(ctx.plan))
+    return _message(problems) if problems else None
+
+
+def _items(plan: Plan) -> list[tuple[str, str, str, str, str, str]]:
+    """name, role, hosts, networks=, routes=, forwarding= of every file."""
+    items: list[tuple[str, str, str, str, str, str]] = []
+    for cc, kroutes in zip(plan.client_classes, class_routes(plan), strict=True):
         items.append(
             (
                 cc.name,
                 "client",
                 cc.members,
                 routestr.format_networks([(cc.net, cc.interface)]),
-                _kroutes(cc.routes),
+                kroutes,
                 "disabled",
             )
         )
@@ -68,19 +103,35 @@ def emit(ctx: Context) -> list[OutFile]:
                 "disabled",
             )
         )
-    too_long = []
+    return items
+
+
+def _too_long(
+    items: list[tuple[str, str, str, str, str, str]],
+) -> list[tuple[str, str, str, int]]:
+    out = []
     for name, role, _hosts, nets, routes, _fwd in items:
         for param, value in (("routes", routes), ("networks", nets)):
             if not routestr.param_fits(value):
-                too_long.append((name, role, param, len(value.encode())))
-    if too_long:
-        name, role, param, length = too_long[0]
-        msg = (
-            f"modprobe: {param}= for {role} {name} would be {length} bytes, over Linux's "
-            f"{routestr.MODULE_PARAM_MAX}-byte limit for a module parameter"
-            f"{f' ({len(too_long)} files affected)' if len(too_long) > 1 else ''}; "
-            f"deploy the lnetctl YAML (lnetctl/{name}.yaml, /etc/lnet.conf) instead"
-        )
+                out.append((name, role, param, len(value.encode())))
+    return out
+
+
+def _message(too_long: list[tuple[str, str, str, int]]) -> str:
+    name, role, param, length = too_long[0]
+    return (
+        f"modprobe: {param}= for {role} {name} would be {length} bytes, over Linux's "
+        f"{routestr.MODULE_PARAM_MAX}-byte limit for a module parameter"
+        f"{f' ({len(too_long)} files affected)' if len(too_long) > 1 else ''}; "
+        f"deploy the lnetctl YAML (lnetctl/{name}.yaml, /etc/lnet.conf) instead"
+    )
+
+
+def emit(ctx: Context) -> Iterator[OutFile]:
+    items = _items(ctx.plan)
+    problems = _too_long(items)
+    if problems:
+        msg = _message(problems)
         if ctx.explicit:
             raise InputError(
                 [
@@ -106,13 +157,12 @@ def emit(ctx: Context) -> list[OutFile]:
                 msg + "; modprobe files were not written",
             )
         )
-        return []
-    out = []
+        return
     for name, role, hosts, nets, routes, fwd in items:
         tun = host_settings(
             ctx.site, role, [n for n, _ in routestr.parse_networks(nets)], ctx.symmetric
         )
-        out.append(
+        yield (
             OutFile(
                 f"modprobe/{name}.conf",
                 render(
@@ -131,4 +181,3 @@ def emit(ctx: Context) -> list[OutFile]:
                 role,
             )
         )
-    return out

@@ -9,9 +9,10 @@ and is listed in ``manifest.json``.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 
 from lnetgen import nodes
-from lnetgen.emit.base import OutFile, header
+from lnetgen.emit.base import FileRecord, OutFile, header
 from lnetgen.emit.lustre import FsDeploy
 from lnetgen.plan import Plan
 
@@ -27,7 +28,7 @@ _WHERE = {
 
 
 def readme(
-    plan: Plan, files: list[OutFile], fss: list[FsDeploy], server_nets: dict[str, str]
+    plan: Plan, files: Sequence[FileRecord], fss: list[FsDeploy], server_nets: dict[str, str]
 ) -> OutFile:
     out = [f"# {header(plan)}", ""]
     out += [
@@ -63,8 +64,8 @@ def _server_net(server_nets: dict[str, str]) -> list[str]:
     return out
 
 
-def _hosts(plan: Plan, files: list[OutFile]) -> list[str]:
-    per_role: dict[str, list[OutFile]] = defaultdict(list)
+def _hosts(plan: Plan, files: Sequence[FileRecord]) -> list[str]:
+    per_role: dict[str, list[FileRecord]] = defaultdict(list)
     for f in files:
         per_role[f.role if f.format in _WHERE else "site"].append(f)
     formats = sorted({f.format for f in files if f.format in _WHERE})

@@ -1,9 +1,12 @@
-"""Route tables as CSV for review and scripts: one row per (class or server set, net,
-gateway, hop, priority), members as a folded node set (quoted, since node sets hold commas).
+"""Route tables as CSV for review and scripts, members as a folded node set (quoted, since
+node sets hold commas).
 
-Rows are assembled here and joined once: a nearest-neighbor plan for 18,688 clients has 3.2
-million rows, and route tables share their ``Route`` objects, so each route's part of a row is
-formatted once.
+* ``routes/clients.csv``: one row per route of each client route set (``Plan.route_sets``):
+  ``client_net, members, count, net, gateway, hop, priority, why``, where ``members`` are the
+  clients on ``client_net`` that reach ``net`` through exactly these routes.  A client's table
+  is the rows whose ``members`` hold it.  Folded so, nearest-neighbor on Spider is 1,152 rows
+  (32 nets x 6 choices of primary gateway x 6 routes), not 3.2 million (one per class route).
+* ``routes/servers.csv``: one row per (server set, net, gateway, hop, priority).
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ def _rows(tables: Iterable[tuple[str, tuple[Route, ...]]]) -> str:
 
 def emit(ctx: Context) -> list[OutFile]:
     plan = ctx.plan
-    clients = _rows((f"{c.name},{_q(c.members)},{c.count},", c.routes) for c in plan.client_classes)
+    clients = _rows(
+        (f"{rs.client_net},{_q(rs.members)},{rs.count},", rs.routes) for rs in plan.route_sets[0]
+    )
     servers = _rows(
         (f"{s.net},{_q(s.servers)},{len(nodes.nodeset(s.servers))},", s.routes)
         for s in plan.server_routes
@@ -43,7 +48,7 @@ def emit(ctx: Context) -> list[OutFile]:
     return [
         OutFile(
             "routes/clients.csv",
-            render("routes.csv.j2", kind="class", body=clients),
+            render("routes.csv.j2", kind="client_net", body=clients),
             FORMAT,
             nodes.fold(n for c in plan.client_classes for n in nodes.expand(c.members)),
             "client",

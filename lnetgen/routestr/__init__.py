@@ -3,7 +3,7 @@ parsed exactly as the kernel does (``lnet/lnet/config.c``), and produced as shor
 """
 
 from lnetgen.routestr.fold import fold_gateways, fold_nets, fold_numbers
-from lnetgen.routestr.formatting import format_routes
+from lnetgen.routestr.formatting import format_routes, statement_order
 from lnetgen.routestr.kernel import (
     MODULE_PARAM_MAX,
     NETWORKS_MAX,
@@ -47,4 +47,5 @@ __all__ = [
     "parse_routes",
     "parse_routes_ordered",
     "route_conflicts",
+    "statement_order",
 ]

@@ -27,6 +27,13 @@ def _net_order(net: Net) -> tuple[int, str]:
     return (net.number, net.lnd)
 
 
+def statement_order(net: str) -> tuple[int, str]:
+    """Where the statements of routes to ``net`` stand in ``format_routes``'s output (before
+    those of any net with a larger key): callers that format each net's routes once and join
+    the texts sort them by this."""
+    return _net_order(route_net(net))
+
+
 def _sorted_gateways(gws: Iterable[Nid]) -> list[Nid]:
     return sorted(gws, key=lambda n: n.sort_key())
 
