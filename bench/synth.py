@@ -32,11 +32,12 @@ def _leaf(i: int, count: int) -> str:
 
 def synth(clients: int, routers: int, topology: str = "torus") -> str:
     """YAML text of a synthetic site with ``clients`` clients and ``routers`` routers
-    (rounded up to a multiple of 4; 3 OSS per 4 routers)."""
+    (rounded up to a multiple of 4; 3 OSS per 4 routers, and one MDS)."""
     routers = max(4, 4 * math.ceil(routers / 4))
     leaves = routers // 4
     servers = leaves * 3
-    switches = math.ceil(leaves / 24)
+    switches = math.ceil((leaves + 1) / 24)
+    routers += 2  # the MDS's two, on the leaf after the OSS groups
     w = []
     w.append(f"# synthetic site: {clients} clients, {routers} routers, {servers} OSS ({topology})")
     w.append(f"site: synth-{clients}")
@@ -98,7 +99,7 @@ def synth(clients: int, routers: int, topology: str = "torus") -> str:
     w.append("routers:")
     for j in range(routers):
         leaf = j // 4
-        sw, lf = leaf // 24 + 1, leaf % 24 + 1
+        sw, lf = leaf // 24 + 1, leaf % 24 + 1  # the last two: the MDS leaf
         ip = f"10.{100 + j // 62500}.{(j // 250) % 250}.{j % 250 + 1}"
         if topology == "torus":
             cx, cy, cz = coords[j]
@@ -130,6 +131,14 @@ def synth(clients: int, routers: int, topology: str = "torus") -> str:
             f"     attach: {{switch: core{sw}, leaf: L{lf:02d}, port: {k % 3 + 5}}}, "
             f'osts: "{4 * k}-{4 * k + 3}"}}'
         )
+    # the file system's MDS (a file system without one cannot start), with its 2:1 group's
+    # two routers on the next leaf
+    sw, lf = leaves // 24 + 1, leaves % 24 + 1
+    w.append(
+        "  - {name: mds00001, role: mds, fs: synth, ip: 10.149.0.1, interface: ib0, "
+        'guid: "0x0002c9030c000000",\n'
+        f"     attach: {{switch: core{sw}, leaf: L{lf:02d}, port: 5}}}}"
+    )
     return "\n".join(w) + "\n"
 
 

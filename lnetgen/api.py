@@ -92,9 +92,9 @@ class Generated:
     ``stream()`` yields every file once -- the emitters' in ``formats`` order, then
     ``plan.json``, ``README.txt`` and ``manifest.json`` -- keeping only a :class:`FileRecord`
     of each, so writing a tree holds one file in memory at a time.  ``warnings`` and
-    ``skipped`` fill in as the emitters run; ``files`` renders the whole list (tests, small
-    sites).  An emitter's ``InputError`` is raised from the stream, so a write in progress
-    fails and leaves the old tree in place."""
+    ``skipped`` fill in as the emitters run; ``files`` renders the whole list once and keeps it
+    (tests, small sites).  An emitter's ``InputError`` is raised from the stream, so a write in
+    progress fails and leaves the old tree in place."""
 
     site: Site
     plan: Plan
@@ -104,12 +104,15 @@ class Generated:
     skipped: dict[str, str] = field(default_factory=dict)  # format -> reason
     records: list[FileRecord] = field(default_factory=list)
     _files: list[OutFile] | None = field(default=None, repr=False)
-    _started: bool = field(default=False, repr=False)
+    _given: int = field(default=-1, repr=False)
 
     def stream(self) -> Iterator[OutFile]:
-        if self._started:
-            raise RuntimeError("a generated tree is rendered once; use .files to keep it")
-        self._started = True
+        """Render every file, one at a time; a second stream renders again (same files)."""
+        if self._given < 0:
+            self._given = len(self.warnings)  # the inventory's, from before rendering
+        del self.warnings[self._given :]
+        self.records.clear()
+        self.skipped.clear()
         symmetric: bool | None = None  # proven once (check_guarantees), shared by formats
         for fmt in self.formats:
             ctx = Context(self.plan, self.site, explicit=self.explicit, _symmetric=symmetric)

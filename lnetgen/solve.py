@@ -4,7 +4,7 @@ The strategy designs storage nets (``NetSpec``); this module does what every lay
 numbers the nets, gives routers their interfaces, puts the servers of a storage fabric that the
 layout splits over several storage nets on the fabric's shared server net, folds clients with
 identical route tables (and the same net and interface) into classes, writes the servers'
-routes back through the same routers, and proves the guarantees (``plan.check_guarantees``)
+routes back through the same routers, and proves the guarantees (``guarantees.check_guarantees``)
 before returning.
 """
 
@@ -18,6 +18,7 @@ import numpy as np
 
 from lnetgen import __version__, nodes
 from lnetgen.diagnostics import Diagnostic
+from lnetgen.guarantees import check_guarantees
 from lnetgen.model import Router, Site
 from lnetgen.plan import (
     CLIENT,
@@ -34,7 +35,6 @@ from lnetgen.plan import (
     RouterPlan,
     ServerPlan,
     ServerRoutes,
-    check_guarantees,
 )
 from lnetgen.strategies import REGISTRY, NetSpec, SolveError
 from lnetgen.strategies.base import label, solve_error

@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from lnetgen.guarantees import check_guarantees
 from lnetgen.model import Site
-from lnetgen.plan import Plan, check_guarantees
+from lnetgen.plan import Plan
 
 #: Version of lustre-release the defaults and ranges were read from.
 SOURCE_VERSION = "lustre-release 2.17.57 (master, commit c881f8ebcb)"

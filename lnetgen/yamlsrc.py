@@ -273,6 +273,10 @@ def decode_text(blob: bytes, path: str, max_bytes: int = MAX_BYTES) -> str:
         ) from None
 
 
+#: The pure-Python loader: no nesting limit of its own (see ``check_depth``).
+_PURE: Any = yaml.SafeLoader
+
+
 def check_depth(text: str, file: str) -> None:
     """Refuse documents nested deeper than ``MAX_DEPTH``, or holding more than ``MAX_NODES``
     values as written, before composing them.
@@ -282,9 +286,21 @@ def check_depth(text: str, file: str) -> None:
     counting start/end events first is cheap and exact.  The events are streamed, so this pass
     holds one event at a time: a runaway file is refused before its node tree is built.
     """
+    try:
+        _check_depth(text, file, _Loader)
+    except yaml.YAMLError as exc:
+        if _Loader is _PURE or "nesting depth" not in str(exc):
+            raise
+        # libyaml 0.2.5+ stops at 1000 levels while scanning ahead, before the events reach
+        # ours: the pure-Python scanner (no such limit) finds where ours is passed
+        _check_depth(text, file, _PURE)
+        raise
+
+
+def _check_depth(text: str, file: str, loader: Any) -> None:
     depth = 0
     values = 0
-    for event in yaml.parse(text, Loader=_Loader):
+    for event in yaml.parse(text, Loader=loader):
         if isinstance(event, yaml.NodeEvent):  # scalar, alias, list or mapping start
             values += 1
             if values > MAX_NODES:

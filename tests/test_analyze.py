@@ -204,7 +204,14 @@ def test_unknown_failure_name_is_an_input_error() -> None:
 
 
 def _edited(p: Plan, edit: Any) -> Plan:
+    """``p`` edited as a plan.json of format 1 (each class lists its routes), which lnetgen
+    still reads."""
     d = p.to_dict()
+    for c, cc in zip(d["client_classes"], p.client_classes, strict=True):
+        del c["route_sets"]
+        c["routes"] = [r.as_dict() for r in cc.routes]
+    del d["route_sets"]
+    d["format_version"] = 1
     edit(d)
     return Plan.from_dict(json.loads(json.dumps(d)))
 

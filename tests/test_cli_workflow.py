@@ -44,7 +44,7 @@ def test_generate_from_a_reviewed_plan_writes_exactly_what_solving_writes(
     plan = tmp_path / "plan.json"
     assert run("solve", str(DEMO), "-s", strategy, "--out", str(plan)).exit_code == 0
     doc = json.loads(plan.read_text(encoding="utf-8"))
-    assert doc["format_version"] == 1
+    assert doc["format_version"] == 2
     jsonschema.validate(doc, json.loads(schema_text("plan.schema.json")))
     a, b = tmp_path / "a", tmp_path / "b"
     r = run("generate", str(DEMO), "--plan", str(plan), "--out", str(a), "--formats", "all")
@@ -82,11 +82,28 @@ def test_a_stale_plan_is_refused_naming_what_changed(tmp_path: Path) -> None:
     assert r.exit_code == 0 and "warning[W-PLAN-STALE]" in r.output
 
 
+def test_a_format_1_plan_is_still_applied_byte_for_byte(tmp_path: Path) -> None:
+    """Format 2 folds the client route tables into route sets; a plan.json written before
+    (each class listing its whole table) is read as the same plan."""
+    plan = tmp_path / "plan.json"
+    assert run("solve", str(DEMO), "-s", "nearest-neighbor", "--out", str(plan)).exit_code == 0
+    doc = json.loads(plan.read_text(encoding="utf-8"))
+    sets = doc.pop("route_sets")
+    for c in doc["client_classes"]:
+        c["routes"] = [r for i in c.pop("route_sets") for r in sets[i]["routes"]]
+    doc["format_version"] = 1
+    plan.write_text(json.dumps(doc), encoding="utf-8")
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert run("generate", str(DEMO), "--plan", str(plan), "--out", str(a)).exit_code == 0
+    assert run("generate", str(DEMO), "-s", "nearest-neighbor", "--out", str(b)).exit_code == 0
+    assert tree(a) == tree(b)
+
+
 def test_a_plan_of_another_format_version_is_refused(tmp_path: Path) -> None:
     plan = tmp_path / "plan.json"
     assert run("solve", str(DEMO), "--out", str(plan)).exit_code == 0
     doc = json.loads(plan.read_text(encoding="utf-8"))
-    for version in (None, 2):
+    for version in (None, 3, True, "2"):
         if version is None:
             del doc["format_version"]
         else:
@@ -252,7 +269,7 @@ def test_routes_csv_header_is_the_first_line_and_every_text_file_has_the_header(
     with (out / "routes" / "clients.csv").open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert rows and set(rows[0]) == {
-        "class",
+        "client_net",
         "members",
         "count",
         "net",

@@ -17,9 +17,10 @@ from lnetgen import nodes
 from lnetgen.api import generate
 from lnetgen.cli import main
 from lnetgen.drysolve import dry_solve
+from lnetgen.guarantees import check_guarantees
 from lnetgen.inventory import check, load_site
 from lnetgen.model import Site
-from lnetgen.plan import Plan, check_guarantees
+from lnetgen.plan import Plan
 from lnetgen.resources import schema
 from lnetgen.solve import solve, strategy_names
 

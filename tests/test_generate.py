@@ -150,11 +150,11 @@ def test_oversized_modprobe_is_refused_or_skipped() -> None:
     from lnetgen.diagnostics import InputError
 
     with pytest.raises(InputError) as exc:
-        generate(site, "groups", "lnetctl,modprobe")
+        generate(site, "groups", "lnetctl,modprobe").files  # rendering raises
     msg = exc.value.diagnostics[0].message
     assert "clients-gni" in msg and "bytes" in msg and "lnetctl/clients-gni.yaml" in msg
     auto = generate(site, "groups")
-    assert "modprobe" in auto.skipped
+    assert auto.files and "modprobe" in auto.skipped
     assert any(w.code == "W-MODPROBE-SKIPPED" for w in auto.warnings)
 
 

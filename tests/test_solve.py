@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 
 from lnetgen import nodes
+from lnetgen.guarantees import check_guarantees
 from lnetgen.inventory import load_site
 from lnetgen.model import Site
-from lnetgen.plan import Plan, check_guarantees
+from lnetgen.plan import Plan
 from lnetgen.solve import solve, strategy_names
 from lnetgen.strategies import REGISTRY, SolveError
 
