@@ -341,7 +341,7 @@ def test_group_name_collision_is_an_input_error() -> None:
     b = dataclasses.replace(cc, name="x_y", members=nodes.fold(first[10:]), count=len(first) - 10)
     bad = dataclasses.replace(plan, client_classes=(a, b))
     with pytest.raises(InputError, match="lnet_class_x_y"):
-        render_files(demo().site, bad, ["ansible"], explicit=False).files
+        _ = render_files(demo().site, bad, ["ansible"], explicit=False).files
 
 
 def test_host_in_two_roles_is_an_input_error() -> None:
@@ -349,7 +349,7 @@ def test_host_in_two_roles_is_an_input_error() -> None:
     cc = plan.client_classes[0]
     bad = dataclasses.replace(cc, members=nodes.fold([*nodes.expand(cc.members), "rtr01"]))
     with pytest.raises(InputError, match="rtr01"):
-        render_files(
+        _ = render_files(
             demo().site,
             dataclasses.replace(plan, client_classes=(bad,)),
             ["ansible"],

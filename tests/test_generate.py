@@ -150,7 +150,7 @@ def test_oversized_modprobe_is_refused_or_skipped() -> None:
     from lnetgen.diagnostics import InputError
 
     with pytest.raises(InputError) as exc:
-        generate(site, "groups", "lnetctl,modprobe").files  # rendering raises
+        _ = generate(site, "groups", "lnetctl,modprobe").files  # rendering raises
     msg = exc.value.diagnostics[0].message
     assert "clients-gni" in msg and "bytes" in msg and "lnetctl/clients-gni.yaml" in msg
     auto = generate(site, "groups")
