@@ -159,31 +159,6 @@ def _legs(
     return hops, positive, phase
 
 
-def end_directions(src: Any, dst: Any, dims: Sequence[int], mode: str) -> tuple[IntArray, IntArray]:
-    """For each flow ``src[f] -> dst[f]`` ((F, 3) chip coordinates each): the direction
-    (index into :data:`DIRECTIONS`) of its first link and of its last link, -1 for a flow that
-    stays on its chip.  The first link leaves ``src``; the last arrives at ``dst`` (a flow
-    under dimension-order routing meets its destination chip only at the end), so these are
-    the ports of ``src`` and ``dst`` it uses -- computed without building any link load."""
-    d3 = _dims(dims)
-    mode = _mode(mode)
-    s = _coords(src, d3, "src")
-    t = _coords(dst, d3, "dst")
-    if s.shape != t.shape:
-        raise ValueError(f"src and dst must have the same shape, got {s.shape} and {t.shape}")
-    hops, positive, phase = _legs(s, t, d3, mode)
-    moving = hops > 0
-    big = np.int64(1 << 20)
-    first_axis = np.argmin(np.where(moving, phase, big), axis=1)
-    last_axis = np.argmax(np.where(moving, phase, -big), axis=1)
-    rows = np.arange(len(s))
-    direction = 2 * np.arange(3, dtype=np.int64)[None, :] + np.where(positive, 0, 1)
-    any_move = moving.any(axis=1)
-    first = np.where(any_move, direction[rows, first_axis], -1).astype(np.int64)
-    last = np.where(any_move, direction[rows, last_axis], -1).astype(np.int64)
-    return first, last
-
-
 def path_links(
     src: Sequence[int], dst: Sequence[int], dims: Sequence[int], mode: str
 ) -> list[Link]:

@@ -24,6 +24,7 @@ from lnetgen.traffic.settings import (
     Workload,
     rounded,
 )
+from lnetgen.traffic.xyz import xyz_phase
 
 #: Port names of a router's six torus links, by the side the neighbour is on.
 PORTS = topology.DIRECTIONS
@@ -124,12 +125,12 @@ def check_volume(file: str, dims: tuple[int, int, int]) -> None:
 
 def _link_loads(ix: PlanIndex, tr: Traffic, ports: bool = True) -> _Loads | None:
     """Link loads of all flows: ([writes, reads] as (X, Y, Z, 6) arrays, per-router port use
-    [writes in, reads out] as (R, 6), per-router totals).  None without a torus.
-
-    Flows (client chip, router, weight) are batched into few ``topology.link_loads`` calls,
-    so the cost grows with the flows, not with routers x torus size; with ``ports`` the links
-    each flow arrives on (writes) or leaves by (reads) at its router are read off its first
-    and last legs (``topology.end_directions``), else the per-port figures are zero."""
+    [writes in, reads out] as (R, 6), per-router totals).  Under ``xyz`` routing the flows
+    are summed before they are laid out (``lnetgen.traffic.xyz``: linear in the clients);
+    under ``seastar`` each router's flows are laid out as below.  With ``ports`` each router's flows
+    go through ``topology.link_loads`` on their own, so that the links they arrive on (writes)
+    and leave by (reads) can be read off at the router; without, flows are batched (same
+    totals, fewer calls) and the per-port figures are zero.  None without a torus."""
     site = ix.site
     if site.torus is None or ix.router_coords is None:
         return None
@@ -142,6 +143,21 @@ def _link_loads(ix: PlanIndex, tr: Traffic, ports: bool = True) -> _Loads | None
     chip_of = chip_of.reshape(-1)
     chip_xyz = np.stack(np.unravel_index(chips, dims), axis=1).astype(np.int64)
     R = len(ix.routers)
+    if mode == "xyz":  # summed before laid out: grows with the chips, not clients x routers
+        w_phase = xyz_phase(
+            dims, chip_xyz, chip_of[tr.w_client], tr.w_key, tr.w_matrix, ix.router_coords, False
+        )
+        r_phase = xyz_phase(
+            dims, chip_xyz, chip_of[tr.r_client], tr.r_key, tr.r_matrix, ix.router_coords, True
+        )
+        if not ports:
+            w_phase[1][:] = 0
+            r_phase[1][:] = 0
+        return (
+            [w_phase[0], r_phase[0]],
+            [w_phase[1], r_phase[1]],
+            [w_phase[2], r_phase[2]],
+        )
     loads_by_phase = [np.zeros((*dims, 6)), np.zeros((*dims, 6))]
     port = [np.zeros((R, 6)), np.zeros((R, 6))]  # writes in, reads out
     total = [np.zeros(R), np.zeros(R)]
@@ -158,27 +174,19 @@ def _link_loads(ix: PlanIndex, tr: Traffic, ports: bool = True) -> _Loads | None
         if phase == 1:
             src, dst = dst, src
         loads_by_phase[phase] += topology.link_loads(src, dst, dims, mode, weights=w)
-        if ports:
-            first, last = topology.end_directions(src, dst, dims, mode)
-            d = last if phase == 0 else first
-            if phase == 0:  # arriving in direction X- means from the X+ neighbour: port X+
-                d = np.where(d >= 0, d ^ 1, -1)
-            used = d >= 0
-            port[phase] += np.bincount(
-                rtr[used] * 6 + d[used], weights=w[used], minlength=R * 6
-            ).reshape(R, 6)
         pending[phase].clear()
         pending_n[phase] = 0
 
-    for phase in (0, 1):
-        client, key, mat = (
-            (tr.w_client, tr.w_key, tr.w_matrix)
-            if phase == 0
-            else (tr.r_client, tr.r_key, tr.r_matrix)
-        )
-        if not len(key):
-            continue
-        for r in range(R):
+    for r in range(R):
+        rc = ix.router_coords[r]
+        for phase in (0, 1):
+            client, key, mat = (
+                (tr.w_client, tr.w_key, tr.w_matrix)
+                if phase == 0
+                else (tr.r_client, tr.r_key, tr.r_matrix)
+            )
+            if not len(key):
+                continue
             w = mat[key, r]
             nz = w > 0
             if not nz.any():
@@ -186,17 +194,36 @@ def _link_loads(ix: PlanIndex, tr: Traffic, ports: bool = True) -> _Loads | None
             per_chip = np.bincount(chip_of[client[nz]], weights=w[nz], minlength=len(chips))
             sel = np.nonzero(per_chip > 0)[0]
             total[phase][r] = per_chip.sum()
-            pending[phase].append(
-                (
-                    sel.astype(np.int64),
-                    np.full(len(sel), r, dtype=np.int64),
-                    np.asarray(per_chip[sel], dtype=np.float64),
+            if not ports:
+                pending[phase].append(
+                    (
+                        sel.astype(np.int64),
+                        np.full(len(sel), r, dtype=np.int64),
+                        np.asarray(per_chip[sel], dtype=np.float64),
+                    )
                 )
-            )
-            pending_n[phase] += len(sel)
-            if pending_n[phase] >= _BATCH_FLOWS:
-                flush(phase)
-        flush(phase)
+                pending_n[phase] += len(sel)
+                if pending_n[phase] >= _BATCH_FLOWS:
+                    flush(phase)
+                continue
+            chip_src = chip_xyz[sel]
+            at = np.broadcast_to(rc, chip_src.shape)
+            if phase == 0:
+                loads = topology.link_loads(chip_src, at, dims, mode, weights=per_chip[sel])
+                for axis in range(3):
+                    for side in (0, 1):  # neighbour on the + side, then on the - side
+                        nb = rc.copy()
+                        nb[axis] = (nb[axis] + (1 if side == 0 else -1)) % dims[axis]
+                        # arriving from the + neighbour means travelling in the - direction
+                        port[0][r, 2 * axis + side] = loads[
+                            nb[0], nb[1], nb[2], 2 * axis + 1 - side
+                        ]
+            else:
+                loads = topology.link_loads(at, chip_src, dims, mode, weights=per_chip[sel])
+                port[1][r] = loads[rc[0], rc[1], rc[2]]
+            loads_by_phase[phase] += loads
+    flush(0)
+    flush(1)
     return loads_by_phase, port, total
 
 
