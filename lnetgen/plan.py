@@ -127,8 +127,9 @@ class ClientClass:
 
 @dataclass(frozen=True)
 class RouteSet:
-    """The routes of clients on ``client_net`` to one storage net ``net``, and the clients that
-    use exactly these (``members``, folded; ``count`` of them).
+    """The routes of clients on ``client_net`` to one storage net ``net``, and the classes
+    whose clients use exactly these (``users``; ``count`` clients; their node set is
+    ``Plan.route_set_members``).
 
     A class's table is its route sets, one per net, in net order: nearest-neighbor gives Spider
     16,873 classes of 192 routes, but only 32 nets x 6 choices of primary gateway, so
@@ -138,8 +139,8 @@ class RouteSet:
     client_net: str
     net: str
     routes: tuple[Route, ...]
-    members: str
-    count: int
+    users: tuple[int, ...]  # the classes (indices into client_classes) that hold it
+    count: int  # clients in those classes
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,26 @@ class Plan:
         once, and for each class (in ``client_classes`` order) the indices of its sets in
         the order its table lists them.  See :class:`RouteSet` and :func:`fold_route_sets`."""
         return fold_route_sets(self.client_classes)
+
+    @cached_property
+    def route_set_members(self) -> tuple[str, ...]:
+        """The folded node set of each route set's clients (``route_sets`` order), for
+        ``plan.json`` and ``routes/clients.csv``; sets held by the same classes share one."""
+        classes = self.client_classes
+        folded: dict[tuple[int, ...], str] = {}
+        out = []
+        for rs in self.route_sets[0]:
+            text = folded.get(rs.users)
+            if text is None:
+                if len(rs.users) == 1:
+                    text = classes[rs.users[0]].members
+                else:
+                    text = nodes.fold(
+                        n for ci in rs.users for n in nodes.expand(classes[ci].members)
+                    )
+                folded[rs.users] = text
+            out.append(text)
+        return tuple(out)
 
     def routes_for_server(self) -> dict[str, tuple[Route, ...]]:
         out: dict[str, tuple[Route, ...]] = {}
@@ -264,11 +285,11 @@ class Plan:
                 {
                     "client_net": rs.client_net,
                     "net": rs.net,
-                    "members": rs.members,
+                    "members": members,
                     "count": rs.count,
                     **({"routes": [r.as_dict() for r in rs.routes]} if routes else {}),
                 }
-                for rs in sets
+                for rs, members in zip(sets, self.route_set_members, strict=True)
             ],
             "server_routes": [
                 {
@@ -461,18 +482,10 @@ def fold_route_sets(
             idx.append(k)
             start = end
         per_class.append(idx)
-    names: dict[int, list[str]] = {}
-
-    def members(ci: int) -> list[str]:
-        got = names.get(ci)
-        if got is None:
-            got = names[ci] = nodes.expand(classes[ci].members)
-        return got
-
-    sets = []
-    for (cnet, run), who in zip(runs, users, strict=True):
-        listed = [n for ci in who for n in members(ci)]
-        sets.append(RouteSet(cnet, run[0].net, run, nodes.fold(listed), len(listed)))
+    sets = [
+        RouteSet(cnet, run[0].net, run, tuple(who), sum(classes[ci].count for ci in who))
+        for (cnet, run), who in zip(runs, users, strict=True)
+    ]
     order = sorted(range(len(sets)), key=lambda k: _set_order(sets[k]))
     new_index = {old: new for new, old in enumerate(order)}
     return (

@@ -314,6 +314,7 @@ def _client_classes(
     for i, c in enumerate(inverse.tolist()):
         members[c].append(i)
     route_cache: dict[tuple[int, int, int], tuple[Route, ...]] = {}
+    route_text: dict[tuple[int, int, int], str] = {}
     # visit specs in net order so that each class's table comes out sorted without a sort
     col = {}
     j = 0
@@ -329,6 +330,7 @@ def _client_classes(
         cnet = clients.nets[k]
         cnet_s = str(cnet)
         routes: list[Route] = []
+        texts: list[str] = []
         for si in order:
             spec = specs[si]
             pick = row[col[si]] if si in col else -1
@@ -338,18 +340,20 @@ def _client_classes(
                 cached = route_cache[ck] = tuple(
                     sorted(_spec_routes(spec, net_names[si], cnet_s, pick, rnid), key=_route_key)
                 )
+                route_text[ck] = "\n".join(
+                    f"{r.net} {r.gateway} {r.hop} {r.priority}" for r in cached
+                )
             routes.extend(cached)
+            if cached:
+                texts.append(route_text[ck])
         iface = clients.interface_of(members[c][0])
         if per_net_count[k] == 1:
             name = f"clients-{cnet_s}"
         else:
             # a class on another interface than its net's default is told apart by it too
             other = f"\ninterface {iface}" if iface != clients.interfaces[k] else ""
-            digest = hashlib.sha256(
-                (
-                    "\n".join(f"{r.net} {r.gateway} {r.hop} {r.priority}" for r in routes) + other
-                ).encode()
-            ).hexdigest()[:8]
+            # the table's lines joined (each run of routes to one net written once)
+            digest = hashlib.sha256(("\n".join(texts) + other).encode()).hexdigest()[:8]
             name = f"clients-{cnet_s}-{digest}"
         names = [clients.names[i] for i in members[c]]
         out.append(ClientClass(name, cnet_s, iface, nodes.fold(names), len(names), tuple(routes)))

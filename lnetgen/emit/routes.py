@@ -39,7 +39,8 @@ def _rows(tables: Iterable[tuple[str, tuple[Route, ...]]]) -> str:
 def emit(ctx: Context) -> list[OutFile]:
     plan = ctx.plan
     clients = _rows(
-        (f"{rs.client_net},{_q(rs.members)},{rs.count},", rs.routes) for rs in plan.route_sets[0]
+        (f"{rs.client_net},{_q(members)},{rs.count},", rs.routes)
+        for rs, members in zip(plan.route_sets[0], plan.route_set_members, strict=True)
     )
     servers = _rows(
         (f"{s.net},{_q(s.servers)},{len(nodes.nodeset(s.servers))},", s.routes)

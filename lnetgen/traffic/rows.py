@@ -9,7 +9,6 @@ priority.
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,16 +29,11 @@ class Rows:
     ok: BoolArray  # alive on paper
 
 
-def make_rows(keys: array[int], rtrs: array[int], prios: array[int], reasons: array[int]) -> Rows:
+def make_rows(keys: IntArray, rtrs: IntArray, prios: IntArray, reasons: IntArray) -> Rows:
     """Rows from columns collected in any order; a row is alive on paper when its dead reason
     is 0."""
-    k = _ints(keys)
-    order = np.argsort(k, kind="stable")
-    return Rows(k[order], _ints(rtrs)[order], _ints(prios)[order], (_ints(reasons) == 0)[order])
-
-
-def _ints(a: array[int]) -> IntArray:
-    return np.frombuffer(a, dtype=np.int64) if len(a) else np.zeros(0, dtype=np.int64)
+    order = np.argsort(keys, kind="stable")
+    return Rows(keys[order], rtrs[order], prios[order], (reasons == 0)[order])
 
 
 def group_min(key: IntArray, val: IntArray, nkeys: int, mask: BoolArray) -> IntArray:
