@@ -1,11 +1,14 @@
 """Route tables as CSV for review and scripts, members as a folded node set (quoted, since
 node sets hold commas).
 
-* ``routes/clients.csv``: one row per route of each client route set (``Plan.route_sets``):
-  ``client_net, members, count, net, gateway, hop, priority, why``, where ``members`` are the
-  clients on ``client_net`` that reach ``net`` through exactly these routes.  A client's table
-  is the rows whose ``members`` hold it.  Folded so, nearest-neighbor on Spider is 1,152 rows
-  (32 nets x 6 choices of primary gateway x 6 routes), not 3.2 million (one per class route).
+* ``routes/client_sets.csv``: one row per client route set (``Plan.route_sets``): ``set`` (its
+  number), ``client_net``, ``net``, ``count`` and ``members``, the clients on ``client_net`` that
+  reach ``net`` through exactly the routes of that set;
+* ``routes/clients.csv``: one row per route of each set: ``set, client_net, count, net,
+  gateway, hop, priority, why``.  A client's table is the rows of the sets whose members hold
+  it.  Folded so, nearest-neighbor on Spider is 1,152 rows (32 nets x 6 choices of primary
+  gateway x 6 routes), not 3.2 million (one per class route), and each set's node set is
+  written once (Blue Waters' round-robin sets are node sets of 20 kB);
 * ``routes/servers.csv``: one row per (server set, net, gateway, hop, priority).
 """
 
@@ -38,25 +41,35 @@ def _rows(tables: Iterable[tuple[str, tuple[Route, ...]]]) -> str:
 
 def emit(ctx: Context) -> list[OutFile]:
     plan = ctx.plan
-    clients = _rows(
-        (f"{rs.client_net},{_q(members)},{rs.count},", rs.routes)
-        for rs, members in zip(plan.route_sets[0], plan.route_set_members, strict=True)
+    sets = plan.route_sets[0]
+    clients = _rows((f"{i},{rs.client_net},{rs.count},", rs.routes) for i, rs in enumerate(sets))
+    set_rows = "".join(
+        f"{i},{rs.client_net},{rs.net},{rs.count},{_q(members)}\n"
+        for i, (rs, members) in enumerate(zip(sets, plan.route_set_members, strict=True))
     )
+    every_client = nodes.fold(n for c in plan.client_classes for n in nodes.expand(c.members))
     servers = _rows(
         (f"{s.net},{_q(s.servers)},{len(nodes.nodeset(s.servers))},", s.routes)
         for s in plan.server_routes
     )
     return [
         OutFile(
-            "routes/clients.csv",
-            render("routes.csv.j2", kind="client_net", body=clients),
+            "routes/client_sets.csv",
+            "set,client_net,net,count,members\n" + set_rows,
             FORMAT,
-            nodes.fold(n for c in plan.client_classes for n in nodes.expand(c.members)),
+            every_client,
+            "client",
+        ),
+        OutFile(
+            "routes/clients.csv",
+            render("routes.csv.j2", columns="set,client_net,count", body=clients),
+            FORMAT,
+            every_client,
             "client",
         ),
         OutFile(
             "routes/servers.csv",
-            render("routes.csv.j2", kind="server_net", body=servers),
+            render("routes.csv.j2", columns="server_net,members,count", body=servers),
             FORMAT,
             nodes.fold(s.name for s in plan.servers),
             "server",
