@@ -89,3 +89,42 @@ def test_cli_output_is_unchanged_by_quiet(tmp_path: Path) -> None:
     assert a.output.replace(str(tmp_path / "a"), "X") == b.output.replace(str(tmp_path / "b"), "X")
     r = runner.invoke(main, ["verify", str(tmp_path / "a"), "-q"])
     assert r.exit_code == 0, r.output
+
+
+def test_analyze_report_and_diff_tick(tmp_path: Path) -> None:
+    """analyze ticks its five stages, a report each strategy, diff each host's dumps."""
+    from lnetgen.analyze import Settings, analyze
+    from lnetgen.api import solve_site
+    from lnetgen.live import read_live
+    from lnetgen.report.solved import solve_all
+
+    site, plan, _ = solve_site(DEMO, "groups")
+    rec = Recorder()
+    analyze(site, plan, progress=rec)
+    assert rec.totals == {"analyzing": 5} and rec.ticks["analyzing"] == 5
+    rec = Recorder()
+    solve_all(site, ["groups", "baseline", "projection"], Settings(), rec)
+    assert rec.totals == {"strategies": 3} and rec.ticks["strategies"] == 3
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    for host, text in (("rtr01", "net:\n"), ("rtr02", "net:\n")):
+        (dumps / f"{host}.yaml").write_text(text, encoding="utf-8")
+    rec = Recorder()
+    read_live(str(dumps), progress=rec)
+    assert rec.totals == {"reading dumps": 2} and rec.ticks["reading dumps"] == 2
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["analyze", DEMO, "-q"],
+        ["report", DEMO, "-q", "--out", "{tmp}/r.html"],
+        ["diff", DEMO, "--live", "{tmp}", "-q"],
+        ["fabric", "check", DEMO, "-q", "--format", "json"],
+    ],
+)
+def test_long_commands_take_quiet(args: list[str], tmp_path: Path) -> None:
+    """--quiet/-q is accepted by every command that can run past 2 s (exit is never 2)."""
+    (tmp_path / "rtr01.yaml").write_text("net:\n", encoding="utf-8")
+    r = CliRunner().invoke(main, [a.format(tmp=tmp_path) for a in args])
+    assert r.exit_code in (0, 1), r.output

@@ -21,6 +21,7 @@ from lnetgen.analyze.failures import (
 from lnetgen.analyze.plain import plain
 from lnetgen.model import Site
 from lnetgen.plan import Plan
+from lnetgen.progress import NO_PROGRESS, Progress
 from lnetgen.traffic.findings import Finding
 from lnetgen.traffic.flows import traffic
 from lnetgen.traffic.index import PlanIndex, index_plan
@@ -61,6 +62,7 @@ def analyze(
     with_n_minus_1: bool = True,
     ports: bool = True,
     torus: bool = True,
+    progress: Progress = NO_PROGRESS,
 ) -> Analysis:
     """Analyze ``plan`` on ``site``: storage-fabric crossings, torus loads, failures.
 
@@ -72,10 +74,20 @@ def analyze(
     Raises ``InputError`` when the plan does not match the site or a name is unknown.
     """
     settings = settings or Settings()
+    tick = progress("analyzing", 5)  # index, traffic, fabric + torus, N-1, failure loads
     ix = index or index_plan(site, plan, settings)
+    tick()
     failed = resolve_failures(plan, fail) if fail else ()
     mask = failed_mask(ix, failed)
     tr = traffic(ix, mask, workload)
+    tick()
+    fabric = fabric_report(ix, tr)
+    torus_part = torus_report(ix, tr, settings, mask, ports) if torus else None
+    tick()
+    n1 = n_minus_1(ix) if (not fail and with_n_minus_1) else None
+    tick()
+    loads = _failure_loads(ix, failed, bool(fail) or with_n_minus_1)
+    tick()
     return Analysis(
         site=plan.site,
         strategy=plan.strategy,
@@ -84,11 +96,11 @@ def analyze(
         flows=rounded(tr.served_w + tr.lost_w),
         lost_writes=rounded(tr.lost_w),
         lost_reads=rounded(tr.lost_r),
-        fabric=fabric_report(ix, tr),
-        torus=torus_report(ix, tr, settings, mask, ports) if torus else None,
+        fabric=fabric,
+        torus=torus_part,
         failure=failure_report(ix, failed) if fail else None,
-        n_minus_1=n_minus_1(ix) if (not fail and with_n_minus_1) else None,
-        failure_loads=_failure_loads(ix, failed, bool(fail) or with_n_minus_1),
+        n_minus_1=n1,
+        failure_loads=loads,
         findings=ix.findings,
     )
 

@@ -56,6 +56,7 @@ def _pct(x: float) -> str:
 )
 @click.option("--all", "show_all", is_flag=True, help="list every hurt pair and every router")
 @model_options
+@quiet_option
 @handles_input_errors()
 def analyze_cmd(
     site: str,
@@ -68,6 +69,7 @@ def analyze_cmd(
     link_mb_s: float,
     ost_mb_s: float,
     weight_by: str,
+    quiet: bool,
 ) -> None:
     """Predict congestion and check failures for the plan of SITE.
 
@@ -84,7 +86,11 @@ def analyze_cmd(
 
     site_obj, plan = load_plan(site, strategy, plan_path, force)
     result = analyze(
-        site_obj, plan, fail=fail, settings=model_settings(link_mb_s, ost_mb_s, weight_by)
+        site_obj,
+        plan,
+        fail=fail,
+        settings=model_settings(link_mb_s, ost_mb_s, weight_by),
+        progress=progress_bars(quiet),
     )
     if fmt == "json":
         click.echo(json.dumps(result.as_dict(), indent=1, sort_keys=True))

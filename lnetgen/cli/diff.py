@@ -16,6 +16,8 @@ from lnetgen.cli.common import (
     handles_input_errors,
     plan_option,
     print_diags,
+    progress_bars,
+    quiet_option,
     site_argument,
 )
 from lnetgen.diagnostics import InputError
@@ -61,6 +63,7 @@ if TYPE_CHECKING:
     help="also print the changes as ordered steps, one `clush -w NODESET 'command'` line "
     "each, saying which steps are live and which need an outage",
 )
+@quiet_option
 @handles_input_errors()
 def command(
     site: str,
@@ -72,6 +75,7 @@ def command(
     host: str | None,
     fmt: str,
     plan_changes: bool,
+    quiet: bool,
 ) -> None:
     """Compare the plan for SITE (or the reviewed --plan) with the live LNet state in PATH.
 
@@ -91,7 +95,7 @@ def command(
     site_obj, plan, warnings = load_plan(site, strategy, plan_path, force=force)
     print_diags(warnings)
     try:
-        live = read_live(live_path)
+        live = read_live(live_path, progress=progress_bars(quiet))
     except InputError as exc:
         raise as_input_error(exc) from None
     single = not os.path.isdir(live_path)

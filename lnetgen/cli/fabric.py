@@ -21,6 +21,8 @@ from lnetgen.cli.common import (
     EXIT_INPUT,
     EXIT_OK,
     handles_input_errors,
+    progress_bars,
+    quiet_option,
     site_argument,
 )
 from lnetgen.cli.common import print_diags as _print_diags
@@ -211,8 +213,9 @@ def plan_ports(site: str, fmt: str) -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
+@quiet_option
 @handles_input_errors()
-def check(site: str, fabric: str | None, keep: str | None, fmt: str) -> None:
+def check(site: str, fabric: str | None, keep: str | None, fmt: str, quiet: bool) -> None:
     """Measure OpenSM settings on a simulated copy of each fabric of SITE and say which to
     record (fabrics[].opensm).
 
@@ -242,7 +245,9 @@ def check(site: str, fabric: str | None, keep: str | None, fmt: str) -> None:
     for fab in advise.checked_fabrics(s, fabric):
         try:
             # OpenSM and ibsim run in that directory: give them an absolute path
-            rows = advise.check(s, fab, keep=os.path.abspath(keep) if keep else None)
+            rows = advise.check(
+                s, fab, keep=os.path.abspath(keep) if keep else None, progress=progress_bars(quiet)
+            )
         except simulate.SimError as exc:
             click.echo(f"fabric check failed: {exc}", err=True)
             sys.exit(EXIT_INPUT)

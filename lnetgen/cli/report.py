@@ -15,6 +15,8 @@ from lnetgen.cli.common import (
     handles_input_errors,
     model_options,
     print_diags,
+    progress_bars,
+    quiet_option,
     site_argument,
 )
 
@@ -56,6 +58,7 @@ from lnetgen.cli.common import (
     help="switch boxes drawn per strategy; the rest are summarized (default 24, 8 with --compare)",
 )
 @model_options
+@quiet_option
 @handles_input_errors(writes=True)
 def command(
     site: str,
@@ -68,6 +71,7 @@ def command(
     link_mb_s: float,
     ost_mb_s: float,
     weight_by: str,
+    quiet: bool,
 ) -> None:
     """Write one self-contained HTML file of pictures for the plan of SITE.
 
@@ -115,6 +119,7 @@ def command(
         settings=Settings(link_mb_s, ost_mb_s, weight_by),
         max_switches=max_switches,
         max_slices=max_slices,
+        progress=progress_bars(quiet),
     )
     html = render_html(report)
     write_file(out, html)

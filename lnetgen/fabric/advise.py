@@ -21,6 +21,7 @@ from lnetgen.fabric.cabling import fabric_hosts, fabric_of, layout
 from lnetgen.fabric.ports import apply_moves, plan_ports
 from lnetgen.fabric.simulate import SimResult, simulate
 from lnetgen.model import Fabric, OpenSMChoice, Site
+from lnetgen.progress import NO_PROGRESS, Progress
 
 #: Busiest leaf uplink allowed for what ``generate`` writes: 2x the best possible.
 BOUND = 2.0
@@ -103,6 +104,7 @@ def check(
     fab: Fabric,
     only: set[str] | None = None,
     keep: str | None = None,
+    progress: Progress = NO_PROGRESS,
 ) -> list[CheckRow]:
     """Run every candidate (or those keyed in ``only``) on every switch of ``fab``: each switch
     is simulated on its own, because the inventory does not cable switches together.  Raises
@@ -110,9 +112,9 @@ def check(
     hosts = fabric_hosts(site, fab)
     moves = plan_ports(site, hosts) if fab.name == site.client_fabric else []
     rows: list[CheckRow] = []
-    for cand in candidates(site, fab):
-        if only is not None and cand.key not in only:
-            continue
+    chosen = [c for c in candidates(site, fab) if only is None or c.key in only]
+    tick = progress(f"simulating {fab.name}", len(chosen))
+    for cand in chosen:
         hs = apply_moves(hosts, moves) if cand.port_plan else hosts
         header = f"lnetgen fabric check ({cand.key})"
         files = fabric_files(site, fab, header, cand.choice, "@DIR@")
@@ -123,6 +125,7 @@ def check(
             lay = layout(site, replace(fab, switches=(sw,)), part)
             sub = os.path.join(keep, fab.name, cand.key, sw.name) if keep else None
             rows.append(CheckRow(cand, sw.name, simulate(lay, files=files, keep=sub)))
+        tick()
     return rows
 
 

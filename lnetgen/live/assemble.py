@@ -18,6 +18,7 @@ from lnetgen.live.errors import LiveParseError, path_error
 from lnetgen.live.files import file_kind, host_of
 from lnetgen.live.manifest import read_generated
 from lnetgen.live.state import NO_PEERS, HostState, LiveSet, NetTable, RouteTable
+from lnetgen.progress import NO_PROGRESS, Progress
 
 
 def merge_states(states: list[HostState]) -> HostState:
@@ -79,7 +80,7 @@ def merge_states(states: list[HostState]) -> HostState:
     )
 
 
-def read_live(path: str) -> LiveSet:
+def read_live(path: str, progress: Progress = NO_PROGRESS) -> LiveSet:
     """Read a live PATH: a directory of per-host dumps, one dump, or a ``lnetgen generate``
     directory.  Unparsable dumps, and files whose name is not a host name, become
     ``LiveSet.errors``; raises ``InputError`` when PATH itself cannot be read, is neither a
@@ -96,7 +97,7 @@ def read_live(path: str) -> LiveSet:
         if os.path.isfile(os.path.join(path, "manifest.json")):
             read_generated(path, live, cache)
         else:
-            _read_directory(path, live, cache)
+            _read_directory(path, live, cache, progress)
         return live
     if not stat.S_ISREG(st.st_mode):
         raise path_error(
@@ -115,7 +116,7 @@ def read_live(path: str) -> LiveSet:
     return live
 
 
-def _read_directory(path: str, live: LiveSet, cache: ParseCache) -> None:
+def _read_directory(path: str, live: LiveSet, cache: ParseCache, progress: Progress) -> None:
     """Read a directory of per-host dumps into ``live``, host by host."""
     try:
         with os.scandir(path) as entries:
@@ -140,8 +141,10 @@ def _read_directory(path: str, live: LiveSet, cache: ParseCache) -> None:
             by_host.setdefault(host_of(full), []).append(full)
         except LiveParseError as exc:
             live.errors.append(exc.diagnostic)
+    tick = progress("reading dumps", len(by_host))
     for host in sorted(by_host):
         _read_host(host, by_host[host], live, cache, path)
+        tick()
 
 
 def _read_host(host: str, files: list[str], live: LiveSet, cache: ParseCache, root: str) -> None:

@@ -16,6 +16,7 @@ from lnetgen import __version__
 from lnetgen.analyze import Settings, input_error
 from lnetgen.diagnostics import Diagnostic
 from lnetgen.model import Site
+from lnetgen.progress import NO_PROGRESS, Progress
 from lnetgen.report.data import Message, Report, StrategyView, Table
 from lnetgen.report.fabric import fabric_headline, fabric_legend, fabric_views, riser_scale
 from lnetgen.report.failures import failure_chart, failure_view
@@ -147,6 +148,7 @@ def build_report(
     settings: Settings | None = None,
     max_switches: int | None = None,
     max_slices: int | None = None,
+    progress: Progress = NO_PROGRESS,
 ) -> Report:
     """Solve ``site`` with each of ``strategies`` (one: a single-strategy report; more: the
     strategies side by side), analyze each plan, and lay out every picture.  ``warnings`` are
@@ -164,7 +166,7 @@ def build_report(
     max_slices = (
         max_slices if max_slices is not None else (COMPARE_MAX_SLICES if compare else MAX_SLICES)
     )
-    items = solve_all(site, strategies, settings)
+    items = solve_all(site, strategies, settings, progress)
     solved = [it for it in items if isinstance(it, Solved)]
     sat = settings.saturation
     # shared scales, so that strategies compare at a glance

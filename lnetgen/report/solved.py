@@ -24,6 +24,7 @@ from lnetgen.analyze import (
 )
 from lnetgen.model import Site
 from lnetgen.plan import Plan
+from lnetgen.progress import NO_PROGRESS, Progress
 from lnetgen.strategies import SolveError
 
 FloatArray = npt.NDArray[np.float64]
@@ -62,16 +63,21 @@ class Unsolved:
     error: str
 
 
-def solve_all(site: Site, strategies: Sequence[str], settings: Settings) -> list[Solved | Unsolved]:
-    """Each of ``strategies`` solved and analyzed, in order."""
+def solve_all(
+    site: Site, strategies: Sequence[str], settings: Settings, progress: Progress = NO_PROGRESS
+) -> list[Solved | Unsolved]:
+    """Each of ``strategies`` solved and analyzed, in order (one tick each)."""
     out: list[Solved | Unsolved] = []
+    tick = progress("strategies", len(strategies))
     for name in strategies:
         try:
             plan = solve.solve(site, name)
         except SolveError as exc:
             out.append(Unsolved(name, "; ".join(d.message for d in exc.diagnostics)))
+            tick()
             continue
         ix = index_plan(site, plan, settings)
         a = analyze(site, plan, settings=settings, index=ix, torus=False)
         out.append(Solved(name, plan, ix, a, link_load_arrays(ix), clients_per_router(ix)))
+        tick()
     return out
