@@ -127,7 +127,7 @@ class Generated:
         yield self._keep(OutFile("plan.json", self.plan.to_json(), "plan", "", "site"))
         fss = lustre.filesystems(self.site, self.plan)
         snets = lustre.server_nets(self.site, self.plan)
-        yield self._keep(readme(self.plan, self.records, fss, snets))
+        yield self._keep(readme(self.plan, self.records, fss, snets, self.site.lustre))
         yield self._keep(
             _manifest(self.site, self.plan, self.records, self.formats, self.skipped, fss, snets)
         )

@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lnetgen.nodes import Net
+from lnetgen.target import NO_TARGETS, Targets
 
 
 @dataclass(frozen=True, order=True)
@@ -206,6 +207,8 @@ class Site:
     #: LNet tunables per role (client, router, server), site-wide values merged in;
     #: only what the inventory sets (see lnetgen.tunables)
     tunables: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    #: The Lustre release of each role's hosts (``lustre:``; unknown when not stated)
+    lustre: Targets = NO_TARGETS
 
     def switch(self, name: str) -> Switch | None:
         for fabric in self.fabrics:

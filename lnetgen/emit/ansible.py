@@ -282,8 +282,10 @@ def _vars(
         statements = _module_routes(kroutes)
         if statements:
             doc["lustre_lnet_module_routes"] = statements
+        # a release from 2.19.53 on no longer parses forwarding= (lnetgen.target)
+        fwd = {"forwarding": "enabled" if routing else "disabled"}
         doc["lustre_lnet_module_options"] = {
-            "forwarding": "enabled" if routing else "disabled",
+            **(fwd if ctx.site.lustre.kernel_routes(role) else {}),
             **dict(tun.lnet_options()),
         }
         lnd = tun.lnd_options()
@@ -379,7 +381,8 @@ def emit(ctx: Context) -> Iterator[OutFile]:
     sets, class_sets = plan.route_sets
     texts = [_routes_text(rs.routes) for rs in sets]
     keys = [var_net(rs.net) for rs in sets]
-    kroutes = modprobe.class_routes(plan) if with_module else [""] * len(class_sets)
+    kernel = with_module and ctx.site.lustre.kernel_routes("client")
+    kroutes = modprobe.class_routes(plan) if kernel else [""] * len(class_sets)
     for cc, idx, kr in zip(plan.client_classes, class_sets, kroutes, strict=True):
         text = _vars(
             ctx,
@@ -418,7 +421,9 @@ def emit(ctx: Context) -> Iterator[OutFile]:
             s.name,
             [(net, s.interface, _addr(nid)) for net, nid in zip(s.networks, s.nids, strict=True)],
             _routes_text(routes),
-            _kernel_routes(routes) if with_module else "",
+            _kernel_routes(routes)
+            if with_module and ctx.site.lustre.kernel_routes("server")
+            else "",
             False,
             with_module,
         )

@@ -25,6 +25,7 @@ from lnetgen import routestr
 from lnetgen.diagnostics import Diagnostic, InputError
 from lnetgen.emit.base import Context, OutFile, render
 from lnetgen.plan import Plan, Route
+from lnetgen.target import KERNEL_ROUTES_REMOVED, ROLES, Targets, show
 from lnetgen.tunables import host_settings
 
 FORMAT = "modprobe"
@@ -62,12 +63,20 @@ _JOIN_MAX = routestr.TEXTBUF_BUDGET // 2
 def too_long(ctx: Context) -> str | None:
     """Why the modprobe files cannot be written for this site (a ``routes=`` or ``networks=``
     over the module parameter limit), or None."""
-    problems = _too_long(_items(ctx.plan))
+    problems = _too_long(_items(ctx.plan, ctx.site.lustre))
     return _message(problems) if problems else None
 
 
-def _items(plan: Plan) -> list[tuple[str, str, str, str, str, str]]:
-    """name, role, hosts, networks=, routes=, forwarding= of every file."""
+def _items(plan: Plan, lustre: Targets) -> list[tuple[str, str, str, str, str, str]]:
+    """name, role, hosts, networks=, routes=, forwarding= of every file; ``routes=`` and
+    ``forwarding=`` empty (not written) for a role whose release no longer parses them."""
+    items = _all_items(plan)
+    return [
+        it if lustre.kernel_routes(it[1]) else (it[0], it[1], it[2], it[3], "", "") for it in items
+    ]
+
+
+def _all_items(plan: Plan) -> list[tuple[str, str, str, str, str, str]]:
     items: list[tuple[str, str, str, str, str, str]] = []
     for cc, kroutes in zip(plan.client_classes, class_routes(plan), strict=True):
         items.append(
@@ -128,7 +137,23 @@ def _message(too_long: list[tuple[str, str, str, int]]) -> str:
 
 
 def emit(ctx: Context) -> Iterator[OutFile]:
-    items = _items(ctx.plan)
+    items = _items(ctx.plan, ctx.site.lustre)
+    modern = [r for r in ROLES if not ctx.site.lustre.kernel_routes(r)]
+    if modern:
+        ctx.warnings.append(
+            Diagnostic(
+                ctx.site.file,
+                0,
+                0,
+                "warning",
+                "W-MODPROBE-TARGET",
+                "$.lustre",
+                f"modprobe: {', '.join(r + 's' for r in modern)} run Lustre "
+                f"{show(KERNEL_ROUTES_REMOVED)} or later, which no longer parses routes= or "
+                "forwarding=: their modprobe files carry networks= and tunables only, and "
+                "their routes and routing come from lnetctl/ (/etc/lnet.conf, lnet.service)",
+            )
+        )
     problems = _too_long(items)
     if problems:
         msg = _message(problems)

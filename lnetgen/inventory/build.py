@@ -25,6 +25,7 @@ from lnetgen.inventory.nets import (
     check_client_nets,
     check_storage_nets,
 )
+from lnetgen.inventory.release import check_release
 from lnetgen.inventory.routers import check_routers
 from lnetgen.inventory.servers import check_servers
 from lnetgen.inventory.strategy import check_strategy
@@ -68,6 +69,7 @@ def build_site(ctx: Context) -> Site | None:
 
     o2ib = params.storage_lnd == "o2ib" or any(n.net.lnd == "o2ib" for n in cnets.nets)
     tunables = check_tunables(ctx, o2ib)
+    lustre = check_release(ctx)
 
     if errors(ctx.diags) or clients is None:
         return None
@@ -86,6 +88,7 @@ def build_site(ctx: Context) -> Site | None:
         filesystems=tuple(fss),
         strategy=params,
         tunables=tunables,
+        lustre=lustre,
     )
 
 

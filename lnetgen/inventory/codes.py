@@ -47,6 +47,7 @@ CODES: dict[str, str] = {
     "E-DUP-NET": "a client net is listed twice (o2ib and o2ib0 are the same net)",
     "E-DUP-OST": "an OST index is served by two servers of one file system",
     "E-SWITCH": "a switch is described inconsistently (tor with leaves, director without)",
+    "E-LUSTRE-VERSION": "a Lustre release before 2.12, which lnetgen does not write for",
     "E-TUNABLE": "LNet tunables the kernel would refuse or silently change (retry_count not "
     "below transaction_timeout, peer_credits above credits or outside o2iblnd's clamp), or "
     "router buffers for a role that does not forward",
@@ -75,6 +76,10 @@ CODES: dict[str, str] = {
     "E-FS-FABRIC": "the servers of one file system are on storage fabrics that are not connected",
     "E-FAILOVER": "a failover partner is unknown, itself, or of another file system, role or leaf",
     "E-SYNTAX": "a value the schema let through does not parse (reported where it was found)",
+    "W-LUSTRE-MIXED": (
+        "some roles run Lustre 2.19.53 or later (routes only from /etc/lnet.conf), others an "
+        "older release"
+    ),
     "W-ROUTER-SPREAD": "routers are spread unevenly over the leaf modules that hold servers",
     "W-ROUTERS-PER-LEAF": "more than one router on one leaf module of a compute fabric",
     "W-NET-OVERLAP": "a client net or another file system's nets may fall in a storage net range",
