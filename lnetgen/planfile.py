@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from lnetgen import nodes
+from lnetgen.bounded import read_at_most
 from lnetgen.diagnostics import Diagnostic, UsageError
 from lnetgen.model import Site
 from lnetgen.plan import PLAN_FORMAT_VERSION, READABLE_PLAN_VERSIONS, Plan
@@ -33,7 +34,7 @@ def read_plan(path: str) -> Plan:
     route tables, and 2, which folds them into route sets)."""
     try:
         with open(path, "rb") as fh:
-            data = fh.read(MAX_PLAN_BYTES + 1)
+            data = read_at_most(fh, MAX_PLAN_BYTES)
     except OSError as exc:
         raise _error(path, "E-PLAN", "$", f"cannot read the plan: {exc.strerror}") from None
     if len(data) > MAX_PLAN_BYTES:

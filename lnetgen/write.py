@@ -42,6 +42,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
+from lnetgen.bounded import read_at_most
 from lnetgen.diagnostics import Diagnostic, UsageError
 
 MARKER = "manifest.json"  # a directory lnetgen wrote always has one
@@ -148,7 +149,7 @@ def _recorded(target: str) -> dict[str, str]:
     recorded: dict[str, str] = {}
     try:
         with open(manifest, "rb") as fh:
-            doc = json.loads(fh.read(_MANIFEST_MAX))
+            doc = json.loads(read_at_most(fh, _MANIFEST_MAX))
         if not isinstance(doc, dict) or "lnetgen_version" not in doc:
             raise ValueError("no lnetgen_version")
         for entry in doc["files"]:

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from lnetgen.bounded import read_at_most
 from lnetgen.diagnostics import Diagnostic, InputError, Severity, json_path
 
 try:  # the C composer is several times faster on big inventories
@@ -229,7 +230,7 @@ def read_text(path: str, max_bytes: int = MAX_BYTES) -> str:
                 "E-FILE-SIZE", f"file is {st.st_size} bytes, over the {max_bytes}-byte limit"
             )
         with open(path, "rb") as fh:
-            blob = fh.read(max_bytes + 1)
+            blob = read_at_most(fh, max_bytes)
     except FileNotFoundError:
         raise fail("E-FILE", "no such file") from None
     except PermissionError:

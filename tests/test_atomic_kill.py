@@ -86,8 +86,10 @@ def _temporaries(parent: Path, out: Path) -> set[str]:
 
 
 def _run(sc: Scenario, strategy: str, out: Path) -> tuple[float, float]:
-    """A complete run; returns its wall time and the time from the moment its temporary tree
-    appeared to its end (its write phase, as a killed run meets it)."""
+    """A complete run; returns its wall time and the time its temporary tree existed (its
+    write phase, as a killed run meets it: files are rendered and written into it, then it is
+    swapped in).  Interpreter start-up and exit are left out, so the kills aimed at the write
+    phase land in it, however fast writing gets."""
     before = _temporaries(out.parent, out) if out.parent.exists() else set()
     start = time.monotonic()
     proc = subprocess.Popen(
@@ -98,12 +100,17 @@ def _run(sc: Scenario, strategy: str, out: Path) -> tuple[float, float]:
         stderr=subprocess.STDOUT,
         text=True,
     )
-    seen = None
+    seen = gone = None
     while proc.poll() is None:
-        if seen is None and out.parent.exists() and _temporaries(out.parent, out) - before:
+        new = out.parent.exists() and bool(_temporaries(out.parent, out) - before)
+        if seen is None and new:
             seen = time.monotonic()
+        elif seen is not None and gone is None and not new:
+            gone = time.monotonic()
         time.sleep(0.0005)
     end = time.monotonic()
+    if seen is not None and gone is not None:
+        return end - start, gone - seen
     output = proc.stdout.read() if proc.stdout else ""
     if proc.stdout:
         proc.stdout.close()

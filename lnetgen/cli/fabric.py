@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from lnetgen.bounded import read_at_most
 from lnetgen.cli.common import (
     EXIT_FINDINGS,
     EXIT_INPUT,
@@ -72,7 +73,7 @@ def import_(kind: str, file: str, name: str | None, role: str, out: str | None) 
     del kind
     # bounded reads: a device, a pipe or a binary file is refused, never read whole
     if file == "-":
-        text = decode_text(sys.stdin.buffer.read(MAX_BYTES + 1), "<stdin>")
+        text = decode_text(read_at_most(sys.stdin.buffer, MAX_BYTES), "<stdin>")
     else:
         text = read_text(file)
     if not text.strip():

@@ -56,31 +56,31 @@ def _loading(lustre: Targets, modprobe: bool) -> list[str]:
     out = [
         "LOADING",
         f"  Lustre release: {lustre.describe()}.",
-        "  lnet.service (systemctl enable --now lnet) runs `modprobe lnet`, `lnetctl lnet",
-        "  configure` and `lnetctl import /etc/lnet.conf`: install the lnetctl/ file there.",
-        "  `lnetctl lnet configure` (without --all) ignores the networks=, routes= and",
+        "  lnet.service (systemctl enable --now lnet) runs: modprobe lnet; lnetctl lnet",
+        "  configure; lnetctl import /etc/lnet.conf.  Install the lnetctl/ file there.",
+        "  'lnetctl lnet configure' (without --all) ignores the networks=, routes= and",
         "  forwarding= module options, so on such a host /etc/lnet.conf is the whole LNet",
         "  configuration and a modprobe file only sets the tunables read at module load.",
     ]
     modern = [r + "s" for r in ROLES if not lustre.kernel_routes(r)]
     if modern:
         out += [
-            f"  {', '.join(modern)}: Lustre {show(KERNEL_ROUTES_REMOVED)} and later no longer",
+            f"  {' and '.join(modern)}: Lustre {show(KERNEL_ROUTES_REMOVED)} and later no longer",
             "  parse routes= or forwarding=, so their routes and routing come from lnetctl/ only",
             "  (their modprobe files, if written, carry networks= and tunables).",
         ]
     if modprobe and len(modern) < len(ROLES):
         out += [
-            "  Hosts that bring LNet up without lnet.service (a Lustre mount, `lctl network up`)",
+            "  Hosts that bring LNet up without lnet.service (a Lustre mount, lctl network up)",
             "  are configured by their modprobe file alone: install one format per host.",
         ]
     out += [
-        "  A change is live for routes, nets and tunables: `lnetctl import FILE` adds what",
-        "  FILE holds, `lnetctl import --del FILE` removes it.  Add new routes before removing",
-        "  old ones, drain a router (`lnetctl set routing 0`) before its routes or nets go;",
-        "  `lnetgen diff --plan-changes` lists the steps in that order.  A server NID change is",
-        "  not live: the file system's configuration logs hold it (stop the file system, then",
-        "  `lctl replace_nids` on the MGS, or a writeconf).",
+        "  Routes, nets and tunables change live: 'lnetctl import FILE' adds what FILE",
+        "  holds, 'lnetctl import --del FILE' removes it.  Add new routes before removing",
+        "  old ones, and drain a router ('lnetctl set routing 0') before its routes or nets",
+        "  go; 'lnetgen diff --plan-changes' lists the steps in that order.  A server NID",
+        "  change is not live: the file system's configuration logs hold it (stop the file",
+        "  system, then 'lctl replace_nids' on the MGS, or a writeconf).",
         "",
     ]
     return out

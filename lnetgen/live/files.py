@@ -7,6 +7,7 @@ import os
 import stat
 
 from lnetgen import nodes
+from lnetgen.bounded import read_at_most
 from lnetgen.live.errors import LiveParseError, clip, diag, shown
 
 #: Refuse a single dump larger than this (an lnetctl export of a big FGR client is ~200 KB).
@@ -109,7 +110,7 @@ def read_bytes(path: str, root: str = "") -> bytes:
         mode = os.fstat(fh.fileno()).st_mode
         if not stat.S_ISREG(mode):
             raise _not_regular(path, mode)
-        data = fh.read(MAX_FILE_BYTES + 1)
+        data = read_at_most(fh, MAX_FILE_BYTES)
     if len(data) > MAX_FILE_BYTES:
         raise _too_big(path, "file grew while it was read")
     return data

@@ -15,6 +15,7 @@ from typing import Any
 from lnetgen.live.block_yaml import Map, yaml_parse
 from lnetgen.live.cache import ParseCache, Sections
 from lnetgen.live.errors import EntryError, LiveParseError, decode, diag
+from lnetgen.live.fast_routes import route_table
 from lnetgen.live.lnetctl_sections import LNET_SECTIONS, NORMALIZERS, Globals, Routing
 from lnetgen.live.state import (
     BACKUP,
@@ -33,19 +34,26 @@ from lnetgen.tunables import BY_NAME, YAML_SHOWN
 
 _SECTION_SPLIT = re.compile(rb"\n(?=[^ \t\r\n#\-])")
 _DOC_MARKER = re.compile(rb"^(?:---|\.\.\.)[ \t]*\r?$", re.M)
+#: Pieces up to this size are cached whole (client classes share them); larger ones by section.
+_PIECE_CACHE_MAX = 256 << 10
 
 
-def _yaml_sections(data: bytes) -> Iterator[bytes]:
-    """The text of each top-level section (a line at column 0 starts one), in order."""
-    start = 0
-    for m in _SECTION_SPLIT.finditer(data):
+def _yaml_sections(data: bytes, begin: int = 0, end: int | None = None) -> Iterator[bytes]:
+    """The text of each top-level section of ``data[begin:end]`` (a line at column 0 starts
+    one), in order; only the sections are copied, never the whole range."""
+    stop = len(data) if end is None else end
+    start = begin
+    for m in _SECTION_SPLIT.finditer(data, begin, stop):
         yield data[start : m.end()]
         start = m.end()
-    yield data[start:]
+    yield data[start:stop]
 
 
 def _parse_section(chunk: bytes) -> Sections:
     """[(key, normalized value, line of the key)] for one section; lines relative to it."""
+    fast = route_table(chunk) if chunk.startswith(b"route:\n") else None
+    if fast is not None:
+        return [("route", fast, 1)]
     value = yaml_parse(decode(chunk))
     if value is None:
         return []
@@ -62,14 +70,19 @@ def _parse_section(chunk: bytes) -> Sections:
     return out
 
 
-def _parse_piece(piece: bytes, cache: ParseCache) -> Sections:
-    """Sections of one piece of a YAML dump: [(key, normalized, line of the key in the
-    piece)].  Raises ``EntryError`` with lines relative to the piece."""
-    if piece.startswith((b"---", b"...")) or b"\n---" in piece or b"\n..." in piece:
-        piece = _DOC_MARKER.sub(b"", piece)  # keeps line numbers: only the marker text goes
+def _parse_piece(data: bytes, begin: int, end: int, cache: ParseCache) -> Sections:
+    """Sections of the piece ``data[begin:end]`` of a YAML dump: [(key, normalized, line of
+    the key in the piece)].  Raises ``EntryError`` with lines relative to the piece."""
+    if (
+        data.startswith((b"---", b"..."), begin, end)
+        or data.find(b"\n---", begin, end) >= 0
+        or data.find(b"\n...", begin, end) >= 0
+    ):
+        # keeps line numbers: only the marker text goes
+        data, begin, end = _DOC_MARKER.sub(b"", data[begin:end]), 0, None  # type: ignore[assignment]
     out: Sections = []
     line0 = 0  # lines before the section: counted section by section, not from the start
-    for chunk in _yaml_sections(piece):
+    for chunk in _yaml_sections(data, begin, end):
         got = cache.sections.get(chunk)
         if got is None:
             try:
@@ -90,19 +103,23 @@ def parse_yaml(data: bytes, file: str, cache: ParseCache) -> HostState:
     # Dumps of one client class share everything from ``route:`` on (routes, routing, peers,
     # global) and differ in the ``net:`` section before it (NIDs, statistics): the two pieces
     # are cached separately, so the big shared one is parsed once and only hashed afterwards.
+    # A large piece (one host's long route table) is neither copied nor cached whole: only its
+    # sections are, so reading it holds about twice its size.
     split = data.find(b"\nroute:")
-    pieces = [(0, data)] if split < 0 else [(0, data[: split + 1]), (split + 1, data[split + 1 :])]
+    bounds = [(0, len(data))] if split < 0 else [(0, split + 1), (split + 1, len(data))]
     parts: dict[str, tuple[Any, int]] = {}
-    for offset, piece in pieces:
-        got = cache.pieces.get(piece)
+    for offset, stop in bounds:
+        piece = data[offset:stop] if stop - offset <= _PIECE_CACHE_MAX else None
+        got = cache.pieces.get(piece) if piece is not None else None
         if got is None:
             try:
-                got = _parse_piece(piece, cache)
+                got = _parse_piece(data, offset, stop, cache)
             except EntryError as exc:
                 line = exc.line + data.count(b"\n", 0, offset) if exc.line else 0
                 raise LiveParseError(diag(file, line, exc.col, exc.message)) from None
-            cache.pieces[piece] = got
-            cache.remember(len(piece))
+            if piece is not None:
+                cache.pieces[piece] = got
+                cache.remember(len(piece))
         for key, value, kline in got:
             if key in parts:
                 line = kline + data.count(b"\n", 0, offset)

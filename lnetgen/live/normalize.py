@@ -109,6 +109,12 @@ def route_health(
     return tuple(health)
 
 
+@functools.lru_cache(maxsize=1 << 10)
+def _hop_priority(hop: int, prio: int) -> tuple[int, int]:
+    """One shared tuple per (hop, priority): a route table of thousands has a handful."""
+    return (hop, prio)
+
+
 class RouteRows:
     """A route table being read entry by entry: the first entry of a (net, gateway) wins and
     a repeat becomes a health note, as do gateways shown down."""
@@ -123,7 +129,7 @@ class RouteRows:
         if (net, gw) in self.routes:
             self.dups.append(f"route to {net} via {gw} listed twice")
             return False
-        self.routes[(net, gw)] = (hop, prio)
+        self.routes[(net, gw)] = _hop_priority(hop, prio)
         return True
 
     def mark_down(self, gw: str, net: str) -> None:
