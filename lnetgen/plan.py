@@ -123,6 +123,9 @@ class ClientClass:
     members: str  # folded node set
     count: int
     routes: tuple[Route, ...]
+    #: the table's runs of routes to one net, when whoever built the class knows them (the
+    #: solver, a format 2 plan): shared tuples, so folding finds equal runs by identity
+    runs: tuple[tuple[Route, ...], ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -421,12 +424,14 @@ def _classes(
     sets = [routes(rs["routes"]) for rs in d.get("route_sets", ())]
     out = []
     for c in d["client_classes"]:
+        runs: tuple[tuple[Route, ...], ...] = ()
         if "route_sets" in c:
-            table = tuple(r for i in c["route_sets"] for r in sets[i])
+            runs = tuple(sets[i] for i in c["route_sets"])
+            table = tuple(r for run in runs for r in run)
         else:
             table = routes(c["routes"])
         out.append(
-            ClientClass(c["name"], c["net"], c["interface"], c["members"], c["count"], table)
+            ClientClass(c["name"], c["net"], c["interface"], c["members"], c["count"], table, runs)
         )
     return tuple(out)
 
@@ -445,6 +450,29 @@ def _set_order(rs: RouteSet) -> tuple[object, ...]:
     )
 
 
+def _runs_of(cc: ClientClass) -> tuple[Sequence[tuple[Route, ...]], bool]:
+    """The class's runs of routes to one net, and whether they are the class's own tuples
+    (``runs``, used when they add up to its table and each holds one net; then a run's
+    identity names it) rather than slices made here."""
+    if (
+        cc.runs
+        and sum(map(len, cc.runs)) == len(cc.routes)
+        and all(run and all(r.net == run[0].net for r in run) for run in cc.runs)
+    ):
+        return cc.runs, True
+    table = cc.routes
+    out = []
+    start, n = 0, len(table)
+    while start < n:
+        net = table[start].net
+        end = start + 1
+        while end < n and table[end].net == net:
+            end += 1
+        out.append(table[start:end])
+        start = end
+    return out, False
+
+
 def fold_route_sets(
     classes: Sequence[ClientClass],
 ) -> tuple[tuple[RouteSet, ...], tuple[tuple[int, ...], ...]]:
@@ -459,16 +487,11 @@ def fold_route_sets(
     users: list[list[int]] = []
     per_class: list[list[int]] = []
     for ci, cc in enumerate(classes):
-        table = cc.routes
         idx: list[int] = []
-        start, n = 0, len(table)
-        while start < n:
-            net = table[start].net
-            end = start + 1
-            while end < n and table[end].net == net:
-                end += 1
-            run = table[start:end]
-            key = (cc.net, *map(id, run))
+        runs_here, own = _runs_of(cc)
+        for run in runs_here:
+            # a slice made here dies with the loop: only the class's own tuples keep their id
+            key = (cc.net, id(run)) if own else (cc.net, *map(id, run))
             k = by_ids.get(key)
             if k is None:
                 value = (cc.net, *((r.net, r.gateway, r.hop, r.priority, r.why) for r in run))
@@ -480,7 +503,6 @@ def fold_route_sets(
                 by_ids[key] = k
             users[k].append(ci)
             idx.append(k)
-            start = end
         per_class.append(idx)
     sets = [
         RouteSet(cnet, run[0].net, run, tuple(who), sum(classes[ci].count for ci in who))

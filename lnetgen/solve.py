@@ -330,6 +330,7 @@ def _client_classes(
         cnet = clients.nets[k]
         cnet_s = str(cnet)
         routes: list[Route] = []
+        runs: list[tuple[Route, ...]] = []
         texts: list[str] = []
         for si in order:
             spec = specs[si]
@@ -345,6 +346,7 @@ def _client_classes(
                 )
             routes.extend(cached)
             if cached:
+                runs.append(cached)
                 texts.append(route_text[ck])
         iface = clients.interface_of(members[c][0])
         if per_net_count[k] == 1:
@@ -356,7 +358,11 @@ def _client_classes(
             digest = hashlib.sha256(("\n".join(texts) + other).encode()).hexdigest()[:8]
             name = f"clients-{cnet_s}-{digest}"
         names = [clients.names[i] for i in members[c]]
-        out.append(ClientClass(name, cnet_s, iface, nodes.fold(names), len(names), tuple(routes)))
+        out.append(
+            ClientClass(
+                name, cnet_s, iface, nodes.fold(names), len(names), tuple(routes), tuple(runs)
+            )
+        )
     out.sort(key=lambda cc: (cc.net, cc.name))
     return tuple(out)
 
