@@ -422,6 +422,9 @@ def _classes(
     """Client classes of a plan document: format 1 lists each class's routes, format 2 the
     indices of its route sets (whose ``Route`` objects the classes then share)."""
     sets = [routes(rs["routes"]) for rs in d.get("route_sets", ())]
+    for i, (rs, run) in enumerate(zip(d.get("route_sets", ()), sets, strict=True)):
+        if not run or any(r.net != rs["net"] for r in run):
+            raise ValueError(f"route_sets[{i}]: every route of a set goes to its net {rs['net']}")
     out = []
     for c in d["client_classes"]:
         runs: tuple[tuple[Route, ...], ...] = ()
@@ -452,13 +455,10 @@ def _set_order(rs: RouteSet) -> tuple[object, ...]:
 
 def _runs_of(cc: ClientClass) -> tuple[Sequence[tuple[Route, ...]], bool]:
     """The class's runs of routes to one net, and whether they are the class's own tuples
-    (``runs``, used when they add up to its table and each holds one net; then a run's
-    identity names it) rather than slices made here."""
-    if (
-        cc.runs
-        and sum(map(len, cc.runs)) == len(cc.routes)
-        and all(run and all(r.net == run[0].net for r in run) for run in cc.runs)
-    ):
+    (``runs``, used when they add up to its table; then a run's identity names it) rather
+    than slices made here.  Whoever sets ``runs`` makes each one net's routes: the solver by
+    construction, the plan reader by checking every route set."""
+    if cc.runs and sum(map(len, cc.runs)) == len(cc.routes):
         return cc.runs, True
     table = cc.routes
     out = []

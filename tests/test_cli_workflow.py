@@ -319,3 +319,14 @@ def test_generate_json_says_what_was_written(tmp_path: Path) -> None:
     again = json.loads(run("generate", str(DEMO), "--out", str(out), "--format", "json").stdout)
     assert first["written"] and not first["unchanged"] and not again["written"]
     assert sorted(again["unchanged"]) == sorted(first["written"])
+
+
+def test_a_route_set_that_mixes_nets_is_refused(tmp_path: Path) -> None:
+    """A route set is one net's routes; a hand-edited plan that breaks it is not a plan."""
+    plan = tmp_path / "plan.json"
+    assert run("solve", str(DEMO), "--out", str(plan)).exit_code == 0
+    doc = json.loads(plan.read_text(encoding="utf-8"))
+    doc["route_sets"][0]["routes"][0]["net"] = "o2ib999"
+    plan.write_text(json.dumps(doc), encoding="utf-8")
+    r = run("analyze", str(DEMO), "--plan", str(plan))
+    assert r.exit_code == 2 and "route_sets[0]" in r.output, r.output
