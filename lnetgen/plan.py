@@ -198,6 +198,14 @@ class Plan:
         ``plan.json`` and ``routes/clients.csv``; sets held by the same classes share one."""
         classes = self.client_classes
         folded: dict[tuple[int, ...], str] = {}
+        names: dict[int, list[str]] = {}  # each class expanded once, not once per set
+
+        def members(ci: int) -> list[str]:
+            got = names.get(ci)
+            if got is None:
+                got = names[ci] = nodes.expand(classes[ci].members)
+            return got
+
         out = []
         for rs in self.route_sets[0]:
             text = folded.get(rs.users)
@@ -205,9 +213,7 @@ class Plan:
                 if len(rs.users) == 1:
                     text = classes[rs.users[0]].members
                 else:
-                    text = nodes.fold(
-                        n for ci in rs.users for n in nodes.expand(classes[ci].members)
-                    )
+                    text = nodes.fold(n for ci in rs.users for n in members(ci))
                 folded[rs.users] = text
             out.append(text)
         return tuple(out)
