@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lnetgen.nodes import Net
+from lnetgen.rates import NO_RATES, Rates
 from lnetgen.target import NO_TARGETS, Targets
 
 
@@ -209,6 +210,8 @@ class Site:
     tunables: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     #: The Lustre release of each role's hosts (``lustre:``; unknown when not stated)
     lustre: Targets = NO_TARGETS
+    #: Component rates with their sources (``rates:``; None where the inventory gives none)
+    rates: Rates = NO_RATES
 
     def switch(self, name: str) -> Switch | None:
         for fabric in self.fabrics:

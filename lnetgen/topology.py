@@ -40,6 +40,7 @@ DIRECTIONS: tuple[str, ...] = ("X+", "X-", "Y+", "Y-", "Z+", "Z-")
 ROUTING_MODES: tuple[str, ...] = ("seastar", "xyz")
 
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
 
 
 class Link(NamedTuple):
@@ -263,3 +264,47 @@ def link_loads(
     if w is not None and integral:
         return np.rint(loads).astype(np.int64)
     return loads
+
+
+def path_sums(src: Any, dst: Any, dims: Sequence[int], mode: str, values: Any) -> FloatArray:
+    """Per flow ``src[f] -> dst[f]``, the sum of ``values`` (shape (X, Y, Z, 6), one figure per
+    directed link) over the links of its path -- the transpose of :func:`link_loads`.
+
+    With ``values`` a 0/1 mask of saturated links this says which flows cross one; the same
+    runs as :func:`link_loads`, read off prefix sums along each ring (doubled for the
+    wrap-around), so the cost is linear in flows plus links.
+    """
+    d3 = _dims(dims)
+    mode = _mode(mode)
+    s = _coords(src, d3, "src")
+    t = _coords(dst, d3, "dst")
+    v = np.asarray(values, dtype=np.float64)
+    if v.shape != (*d3, 6):
+        raise ValueError(f"values must have shape {(*d3, 6)}, got {v.shape}")
+    hops, positive, phase = _legs(s, t, d3, mode)
+    out = np.zeros(len(s), dtype=np.float64)
+    for axis in range(3):
+        n = d3[axis]
+        others = [k for k in range(3) if k != axis]
+        at = s.copy()
+        for k in others:
+            done = phase[:, k] < phase[:, axis]
+            at[:, k] = np.where(done, t[:, k], s[:, k])
+        for negative in (False, True):
+            sel = np.nonzero((hops[:, axis] > 0) & (positive[:, axis] == (not negative)))[0]
+            if not len(sel):
+                continue
+            h = hops[sel, axis]
+            first = (s[sel, axis] - (h - 1) if negative else s[sel, axis]) % n
+            ring = v[..., 2 * axis + int(negative)]
+            doubled = np.concatenate([ring, ring], axis=axis)
+            # prefix[i] = sum of the first i links along the axis (prefix[0] = 0)
+            pad = [(0, 0)] * 3
+            pad[axis] = (1, 0)
+            prefix = np.pad(np.cumsum(doubled, axis=axis), pad)
+            lo = at[sel].copy()
+            lo[:, axis] = first
+            hi = lo.copy()
+            hi[:, axis] = first + h
+            out[sel] += prefix[tuple(hi.T)] - prefix[tuple(lo.T)]
+    return out

@@ -119,6 +119,18 @@ def spread(n: int, length: int) -> list[int]:
     return [(2 * k + 1) * length // (2 * n) for k in range(n)]
 
 
+def rates(
+    torus: dict[str, str] | None, torus_source: str, each: dict[str, tuple[str, str]]
+) -> list[str]:
+    """The ``rates:`` section: every figure with its source next to it."""
+    lines = ["rates:"]
+    if torus is not None:
+        lines += wrap_mapping("  torus_link: ", {**torus, "source": torus_source})
+    for key, (rate, source) in each.items():
+        lines += wrap_mapping(f"  {key}: ", {"rate": rate, "source": source})
+    return [*lines, ""]
+
+
 def section(key: str, items: Iterable[list[str]]) -> list[str]:
     lines = [f"{key}:"]
     for it in items:
@@ -282,6 +294,23 @@ def spider() -> list[str]:
         "  routing: seastar",
         "  coordinates: {rule: linear, order: xyz, skip_routers: true}",
         "",
+        "# Rates: the figures seed 000 measured; the SIO nodes' forwarding rate is not given",
+        "# (n/a: routers are not a limit in predictions), the InfiniBand rates are the DDR",
+        "# specification.",
+        *rates(
+            {"x": "3020 MB/s", "y": "3020 MB/s", "z": "3020 MB/s"},
+            "seed 000 s4: one-way SeaStar2+ link, measured (Fig. 3), the same in every dimension",
+            {
+                "injection": ("1705 MB/s", "seed 000 s4: one node's injection from user space"),
+                "ib_link": ("2000 MB/s", "assumption: InfiniBand 4x DDR data rate (16 Gbit/s)"),
+                "uplink": ("2000 MB/s", "assumption: InfiniBand 4x DDR data rate (16 Gbit/s)"),
+                "oss": (
+                    "1250 MB/s",
+                    "seed 000 s3: a DDN S2A9900 singlet reaches ~2,500 MB/s; it serves 2 OSS",
+                ),
+                "ost": ("180 MB/s", "seed 000 s3: each OST contributes ~180 MB/s under full load"),
+            },
+        ),
         "fabrics:",
         "  - name: sion",
         "    role: storage",
@@ -333,8 +362,10 @@ From the papers:
 Assumptions and inventions:
   - Net numbering: HOME from o2ib1001, PROJECTS from o2ib2001, SCRATCH from o2ib3001, so
     o2ib3037 is a SCRATCH group as in the paper (the exact group it was is not known).
-  - Each file system has its own IB fabric; each MDS sits alone on its own TOR switch with
-    2 routers ("2:1"); the MDS TORs, switch names and 36-port TOR size are invented.
+  - Each file system has its own IB fabric; its two metadata servers (seed 001 Table I), an
+    active MDS and its failover partner, sit on their own TOR switch with 2 routers (one
+    "2:2" group), so 3 x 2 = 6 MDS-path routers (582 - 576); the MDS TORs, switch names, the
+    failover pairing and the 36-port TOR size are invented.
   - On each TOR, ports 1-8 hold the 8 routers (two XIO blades) and ports 9-14 the 6 OSS.
   - Router torus coordinates: each XIO blade's 4 routers sit on two Geminis adjacent in Y
     (2 nodes each; which axis links a blade's Geminis is an assumption).  The 144 blades fill
@@ -343,7 +374,6 @@ Assumptions and inventions:
     the machine; the three MDS router pairs take one Gemini each at x = 11.  Clients fill the
     remaining slots in node-number order (linear, x fastest).
   - Router names, NIDs (26001-26582), IP addresses and GUIDs are invented.
-"lnetgen validate" warns W-ROUTER-SPREAD here: the MDS TORs hold 2 routers, the OSS TORs 8.
 """
 
 BW_FILESYSTEMS = (("home", 3, 1001), ("projects", 3, 2001), ("scratch", 30, 3001))
@@ -385,7 +415,14 @@ def bluewaters() -> list[str]:
         )
 
     def add_server(
-        name: str, role: str, fs: str, addr: str, switch: str, port: int, osts: str = ""
+        name: str,
+        role: str,
+        fs: str,
+        addr: str,
+        switch: str,
+        port: int,
+        osts: str = "",
+        failover: str = "",
     ) -> None:
         counters["server"] += 1
         d: dict[str, Value] = {
@@ -399,6 +436,8 @@ def bluewaters() -> list[str]:
         }
         if osts:
             d["osts"] = osts
+        if failover:
+            d["failover"] = failover
         servers.append(flow_item(d))
 
     def add_tor(name: str) -> list[str]:
@@ -445,9 +484,10 @@ def bluewaters() -> list[str]:
         fabrics += add_tor(tor)
         for k in range(2):
             add_router(fs_i, 0, k + 1, tor, k + 1, mds_gemini[fs_i - 1])
-        add_server(f"{fs}-mds1", "mds", fs, f"10.10{fs_i}.0.101", tor, 3)
+        add_server(f"{fs}-mds1", "mds", fs, f"10.10{fs_i}.0.101", tor, 3, failover=f"{fs}-mds2")
+        add_server(f"{fs}-mds2", "mds", fs, f"10.10{fs_i}.0.102", tor, 4, failover=f"{fs}-mds1")
     assert counters["router"] == 582 and counters["blade"] == 144
-    assert counters["server"] == 435
+    assert counters["server"] == 438
 
     lines = comment(BLUEWATERS_HEADER)
     lines += [
@@ -461,7 +501,7 @@ def bluewaters() -> list[str]:
         "  default: groups",
         "  storage_lnd: o2ib",
         "  storage_net_base: 1",
-        '  groups: {oss: "4:3", mds: "2:1", backup: balanced, backup_priority: 1}',
+        '  groups: {oss: "4:3", mds: "2:2", backup: balanced, backup_priority: 1}',
         "",
         "client_nets:",
         "  - {name: gni, interface: ipogif0}",
@@ -476,6 +516,24 @@ def bluewaters() -> list[str]:
         "  routing: xyz",
         "  coordinates: {rule: linear, order: xyz, skip_routers: true}",
         "",
+        "# Rates: seed 001 gives the routers' and the SSUs' figures; it says only that Z links",
+        "# carry more than X or Y, so the Gemini link rates are the published ones (an",
+        "# assumption).  No node injection, InfiniBand or per-OST figure: n/a.",
+        *rates(
+            {"x": "9.375 GB/s", "y": "4.6875 GB/s", "z": "15 GB/s"},
+            "assumption: Gemini X 75, Y 37.5, Z 120 Gbit/s per direction as published for "
+            "Blue Waters; seed 001 s3: Z has more bandwidth than X or Y",
+            {
+                "router": (
+                    "2.6 GB/s",
+                    "seed 001 Table II: 48 routers = 124.8 GB/s of LNet bandwidth",
+                ),
+                "oss": (
+                    "2.5 GB/s",
+                    "seed 001 s1.B: an SSU (2 OSS) sustains 5 GB/s (6 GB/s peak)",
+                ),
+            },
+        ),
         "fabrics:",
         *fabrics,
         "",

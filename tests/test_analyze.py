@@ -297,14 +297,19 @@ def test_saturation_counts_links_past_link_over_ost_rate() -> None:
     hops = len(
         topology.path_links(tuple(int(v) for v in s.clients.coords[c]), (2, 0, 0), (4, 4, 4), "xyz")
     )
+    spider_rates = Settings(link_mb_s=3020.0, ost_mb_s=180.0)
     for n, expect in ((17, hops), (16, 0)):
         wl = Workload("many", np.full(n, c), ("oss02",) * n, np.ones(n))
-        rep = torus_loads(ix, wl)
+        rep = torus_loads(ix, wl, spider_rates)
         assert rep is not None
         assert rep.writes.max == n
         assert rep.writes.saturated == expect
-    rep = torus_loads(ix, wl, Settings(link_mb_s=1000.0))
+    rep = torus_loads(ix, wl, Settings(link_mb_s=1000.0, ost_mb_s=180.0))
     assert rep is not None and rep.writes.saturated == hops  # 16 x 180 > 1000
+    # the test site gives no rates: saturation is unknown, not another machine's figure
+    rep = torus_loads(ix, wl)
+    assert rep is not None and rep.writes.saturated == 0
+    assert rep.saturation == float("inf")
 
 
 def test_router_links_writes_on_z_reads_on_x() -> None:

@@ -5,7 +5,7 @@ given failure hurts, or the N-1 summary), gathered in an ``Analysis``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lnetgen.analyze.fabric import FabricReport, fabric_report
@@ -22,11 +22,12 @@ from lnetgen.analyze.plain import plain
 from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.progress import NO_PROGRESS, Progress
+from lnetgen.throughput import DEFAULT, Prediction, WorkloadSpec, predict
 from lnetgen.traffic.findings import Finding
 from lnetgen.traffic.flows import traffic
 from lnetgen.traffic.index import PlanIndex, index_plan
 from lnetgen.traffic.routes import failed_mask, resolve_failures
-from lnetgen.traffic.settings import Settings, Workload, rounded
+from lnetgen.traffic.settings import Settings, Workload, rounded, settings_for
 from lnetgen.traffic.torus import TorusReport, torus_report
 
 
@@ -46,6 +47,8 @@ class Analysis:
     # the busiest surviving router: under --fail, or the worst single router / leaf / switch
     failure_loads: tuple[WorstFailure, ...]
     findings: tuple[Finding, ...]
+    #: predicted bandwidth of the IOR workload, writes then reads (lnetgen.throughput)
+    throughput: tuple[Prediction, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return dict(plain(self))
@@ -62,6 +65,7 @@ def analyze(
     with_n_minus_1: bool = True,
     ports: bool = True,
     torus: bool = True,
+    throughput: WorkloadSpec | None = DEFAULT,
     progress: Progress = NO_PROGRESS,
 ) -> Analysis:
     """Analyze ``plan`` on ``site``: storage-fabric crossings, torus loads, failures.
@@ -71,10 +75,12 @@ def analyze(
     (unless ``with_n_minus_1`` is False).  ``workload`` None is the uniform workload.
     ``ports`` False skips the per-router link figures (one ``link_loads`` call per router and
     phase) for batched calls: same link loads, faster; ``torus`` False skips the torus.
+    ``throughput`` is the IOR workload whose bandwidth is predicted, as a write and as a read
+    (None: no prediction).
     Raises ``InputError`` when the plan does not match the site or a name is unknown.
     """
-    settings = settings or Settings()
-    tick = progress("analyzing", 5)  # index, traffic, fabric + torus, N-1, failure loads
+    settings = settings or settings_for(site)
+    tick = progress("analyzing", 6)  # index, traffic, fabric + torus, N-1, failure, GB/s
     ix = index or index_plan(site, plan, settings)
     tick()
     failed = resolve_failures(plan, fail) if fail else ()
@@ -87,6 +93,13 @@ def analyze(
     n1 = n_minus_1(ix) if (not fail and with_n_minus_1) else None
     tick()
     loads = _failure_loads(ix, failed, bool(fail) or with_n_minus_1)
+    tick()
+    predicted: tuple[Prediction, ...] = ()
+    if throughput is not None:
+        predicted = tuple(
+            predict(site, plan, replace(throughput, op=op), fail=failed, index=ix)
+            for op in ("write", "read")
+        )
     tick()
     return Analysis(
         site=plan.site,
@@ -102,6 +115,7 @@ def analyze(
         n_minus_1=n1,
         failure_loads=loads,
         findings=ix.findings,
+        throughput=predicted,
     )
 
 

@@ -17,8 +17,9 @@ from lnetgen.model import Site
 from lnetgen.progress import NO_PROGRESS, Progress, counted
 from lnetgen.solve import kept_nets, solve, strategy_names
 from lnetgen.strategies import SolveError
+from lnetgen.throughput import DEFAULT, WorkloadSpec
 from lnetgen.traffic.index import index_plan
-from lnetgen.traffic.settings import Settings, rounded
+from lnetgen.traffic.settings import Settings, rounded, settings_for
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,10 @@ class CompareRow:
     failure_load_failed: str = ""
     failure_lost: float = 0.0  # most write flows left without a route by one such failure
     findings: int = 0
+    # predicted bandwidth of the workload (lnetgen.throughput), MB/s; None: n/a
+    write_mb_s: float | None = None
+    read_mb_s: float | None = None
+    bottleneck: str = ""  # of the writes: "kind name (utilisation)"
     # with ``since``: the churn from the older inventory's plan (lnetgen.analyze.churn)
     churn: Churn | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -93,6 +98,7 @@ def compare(
     uniform_torus: bool = True,
     since: Site | None = None,
     progress: Progress = NO_PROGRESS,
+    workload: WorkloadSpec | None = DEFAULT,
 ) -> list[CompareRow]:
     """Solve ``site`` with every strategy (or ``strategies``) and analyze each the same way.
 
@@ -100,7 +106,7 @@ def compare(
     part: every client to every router); the placed/default/random loads are always computed
     on a torus site.  ``since`` (an older inventory of the site) adds each strategy's churn:
     how many of the clients both hold change routes, and how many routes."""
-    settings = settings or Settings()
+    settings = settings or settings_for(site)
     rows: list[CompareRow] = []
     names = list(strategies or strategy_names())
     for name in counted(names, progress("strategies", len(names))):
@@ -115,7 +121,9 @@ def compare(
             rows.append(CompareRow(name, error="; ".join(d.message for d in exc.diagnostics)[:300]))
             continue
         ix = index_plan(site, plan, settings)
-        a = analyze(site, plan, settings=settings, index=ix, torus=uniform_torus)
+        a = analyze(
+            site, plan, settings=settings, index=ix, torus=uniform_torus, throughput=workload
+        )
         kw: dict[str, Any] = {}
         if site.torus is None:
             kw.update(dict.fromkeys(_TORUS_FIELDS))  # not applicable: no torus
@@ -157,6 +165,11 @@ def compare(
                 failure_load_failed=f"{top.scope} {top.failed}",
                 failure_lost=rounded(max(w.lost for w in a.failure_loads)),
             )
+        for pred in a.throughput:
+            kw[f"{pred.op}_mb_s"] = pred.aggregate_mb_s
+            b = pred.bottleneck
+            if pred.op == "write" and b is not None:
+                kw["bottleneck"] = f"{b.kind} {b.name} ({100 * b.utilisation:.0f} %)"
         if old is not None:
             kw["churn"] = churn(old, plan)
         rows.append(

@@ -4,11 +4,13 @@ tuples lists, floats rounded, numpy scalars Python numbers.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from lnetgen.analyze.fabric import FabricPhase
+from lnetgen.throughput.predict import Bottleneck
 from lnetgen.traffic.settings import Settings, rounded
 from lnetgen.traffic.torus import PORTS, LinkStats, RouterUse
 
@@ -20,7 +22,9 @@ def plain(obj: Any) -> Any:
         if isinstance(obj, FabricPhase):
             d["imbalance"] = rounded(obj.imbalance)
         if isinstance(obj, Settings):
-            d["saturation"] = rounded(obj.saturation)
+            d["saturation"] = rounded(obj.saturation) if math.isfinite(obj.saturation) else None
+        if isinstance(obj, Bottleneck):
+            d["utilisation"] = rounded(obj.utilisation)
         if isinstance(obj, RouterUse):
             d["writes_in"] = dict(zip(PORTS, obj.writes_in, strict=True))
             d["reads_out"] = dict(zip(PORTS, obj.reads_out, strict=True))

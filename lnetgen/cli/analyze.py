@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import click
@@ -26,9 +27,13 @@ from lnetgen.cli.common import (
     quiet_option,
     seed_option,
     site_argument,
+    workload_option,
+    workload_spec,
 )
 from lnetgen.cli.place import format_placement, place_clients_cmd, place_group, place_osts_cmd
 from lnetgen.cli.siteplan import format_option, load_plan, model_settings, num, plan_option
+from lnetgen.throughput import Prediction
+from lnetgen.traffic.settings import mb_s
 
 if TYPE_CHECKING:  # the library is imported lazily at run time
     from lnetgen.analyze import Analysis, CompareRow, LinkStats
@@ -56,6 +61,7 @@ def _pct(x: float) -> str:
 )
 @click.option("--all", "show_all", is_flag=True, help="list every hurt pair and every router")
 @model_options
+@workload_option
 @quiet_option
 @handles_input_errors()
 def analyze_cmd(
@@ -66,9 +72,10 @@ def analyze_cmd(
     fmt: str,
     fail: tuple[str, ...],
     show_all: bool,
-    link_mb_s: float,
-    ost_mb_s: float,
+    link_mb_s: float | None,
+    ost_mb_s: float | None,
     weight_by: str,
+    workload: str | None,
     quiet: bool,
 ) -> None:
     """Predict congestion and check failures for the plan of SITE.
@@ -84,12 +91,14 @@ def analyze_cmd(
     """
     from lnetgen.analyze import LOST, analyze
 
+    spec = workload_spec(workload)
     site_obj, plan = load_plan(site, strategy, plan_path, force)
     result = analyze(
         site_obj,
         plan,
         fail=fail,
-        settings=model_settings(link_mb_s, ost_mb_s, weight_by),
+        settings=model_settings(site_obj, link_mb_s, ost_mb_s, weight_by),
+        throughput=spec,
         progress=progress_bars(quiet),
     )
     if fmt == "json":
@@ -117,7 +126,7 @@ def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
     s = a.settings
     out = [
         f"site {a.site}  strategy {a.strategy}  workload {a.workload}: {num(a.flows, 1)} flows "
-        f"(one flow = one OST at {s.ost_mb_s:g} MB/s, counted by {s.weight_by})"
+        f"(one flow = one OST at {mb_s(s.ost_mb_s)}, counted by {s.weight_by})"
     ]
     if a.lost_writes or a.lost_reads:
         out.append(
@@ -143,15 +152,16 @@ def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
         f"  router-server routes used at the best priority: {fb.routes}, crossing the spine: "
         f"{fb.crossing_routes}"
     )
+    out.extend(throughput_lines(a.throughput))
     t = a.torus
     out.append("")
     if t is None:
-        out.append("torus: none (the client side is not a torus); link loads not computed")
+        out.append("torus: n/a (the client side is not a torus)")
     else:
         dims = "x".join(str(d) for d in t.dims)
         out.append(
             f"torus {dims}, {t.routing} routing; a link saturates above {num(t.saturation)} flows "
-            f"({s.link_mb_s:g} / {s.ost_mb_s:g} MB/s)"
+            f"({mb_s(s.link_mb_s)} / {mb_s(s.ost_mb_s)})"
         )
         out.extend(_link_line("writes (client -> router)", t.writes, t.saturation))
         out.extend(_link_line("reads  (router -> client)", t.reads, t.saturation))
@@ -189,6 +199,45 @@ def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
             out.append(f"  [{f.code}] {f.message}" + (f" (x{f.count})" if f.count > 1 else ""))
     else:
         out.append("findings: none (every route is alive on paper and declares hop 1)")
+    return out
+
+
+def gb_s(x: float | None) -> str:
+    """MB/s as GB/s for a report, "n/a" when unknown."""
+    return "n/a" if x is None else f"{x / 1000:.1f} GB/s"
+
+
+def throughput_lines(preds: Sequence[Prediction]) -> list[str]:
+    """The predicted-bandwidth section of analyze (one line per op, then what bounds it)."""
+    if not preds:
+        return []
+    first = preds[0]
+    out = [
+        "",
+        f"predicted bandwidth: {first.workload.replace(', write', '')}, {first.ranks} ranks on "
+        f"{first.nodes} nodes; torus {first.torus}",
+    ]
+    for p in preds:
+        line = f"  {p.op + 's':<6}: {gb_s(p.aggregate_mb_s)} as IOR reports it"
+        if p.aggregate_mb_s is not None:
+            line += (
+                f" (all ranks running: {gb_s(p.steady_mb_s)}; per rank "
+                f"{num(p.rank_min_mb_s or 0, 1)}-{num(p.rank_max_mb_s or 0, 1)} MB/s)"
+            )
+        out.append(line)
+        b = p.bottleneck
+        if b is not None:
+            out.append(
+                f"          bottleneck {b.kind} {b.name}: {num(b.load_mb_s, 0)} of "
+                f"{num(b.capacity_mb_s, 0)} MB/s ({_pct(b.utilisation)}), holding "
+                f"{b.ranks} rank(s)"
+            )
+    bounds = ", ".join(f"{k} {gb_s(v)}" for k, v in first.bound_mb_s.items())
+    out.append(f"  capacity on the path: {bounds or 'n/a'}")
+    if first.unknown:
+        out.append(
+            f"  rates the site does not give (n/a, not limiting): {', '.join(first.unknown)}"
+        )
     return out
 
 
@@ -291,6 +340,7 @@ def _load_lines(a: Analysis) -> list[str]:
     help="an older inventory of the site: add each layout's churn (clients and routes changed)",
 )
 @model_options
+@workload_option
 @quiet_option
 @handles_input_errors()
 def compare_cmd(
@@ -299,9 +349,10 @@ def compare_cmd(
     only: str | None,
     seed: int,
     since: str | None,
-    link_mb_s: float,
-    ost_mb_s: float,
+    link_mb_s: float | None,
+    ost_mb_s: float | None,
     weight_by: str,
+    workload: str | None,
     quiet: bool,
 ) -> None:
     """Solve SITE with every strategy and compare them, one row per strategy.
@@ -340,10 +391,11 @@ def compare_cmd(
     rows = compare(
         site_obj,
         names,
-        model_settings(link_mb_s, ost_mb_s, weight_by),
+        model_settings(site_obj, link_mb_s, ost_mb_s, weight_by),
         seed,
         since=old,
         progress=progress_bars(quiet),
+        workload=workload_spec(workload),
     )
     if fmt == "json":
         click.echo(json.dumps([r.as_dict() for r in rows], indent=1, sort_keys=True))
@@ -358,7 +410,7 @@ def format_compare(rows: list[CompareRow]) -> list[str]:
     head = (
         f"{'strategy':<17} {'nets':>5} {'spine':>7} {'uplink':>7} {'uniform w/r':>13} "
         f"{'placed w/r':>13} {'default w/r':>13} {'random w/r':>13} {'N-1 lost/back':>14} "
-        f"{'losing':>6} {'fail load/lost':>14}"
+        f"{'losing':>6} {'fail load/lost':>14} {'write':>10} {'read':>10}  bottleneck (writes)"
     )
     out = [head]
     for r in rows:
@@ -372,7 +424,8 @@ def format_compare(rows: list[CompareRow]) -> list[str]:
             f"{_pair(r.default_write_max, r.default_read_max):>13} "
             f"{_pair(r.random_write_max, r.random_read_max):>13} "
             f"{f'{r.worst_lost}/{r.worst_fallback}':>14} {r.routers_losing_a_net:>6} "
-            f"{f'{r.failure_load_ratio:.2f}x/{r.failure_lost:g}':>14}"
+            f"{f'{r.failure_load_ratio:.2f}x/{r.failure_lost:g}':>14} "
+            f"{gb_s(r.write_mb_s):>10} {gb_s(r.read_mb_s):>10}  {r.bottleneck or 'n/a'}"
         )
     out.append("")
     out.append(
@@ -388,6 +441,10 @@ def format_compare(rows: list[CompareRow]) -> list[str]:
         "fail load/lost: over every single router, leaf and switch failure, the most write flows "
         "on a surviving router (over the busiest with all routers up) / the most flows left "
         "without a route"
+    )
+    out.append(
+        "write/read: predicted bandwidth of the workload as IOR reports it (lnetgen.throughput; "
+        "n/a where the site gives no rate that bounds it)"
     )
     return out + _churn_lines(rows)
 

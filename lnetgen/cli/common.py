@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from functools import wraps
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -24,6 +24,9 @@ from lnetgen.progress import NO_PROGRESS, Progress, Tick
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
+
+if TYPE_CHECKING:
+    from lnetgen.throughput import WorkloadSpec
 
 
 def print_diags(diags: Iterable[Diagnostic], err: bool = True) -> None:
@@ -263,16 +266,16 @@ def model_options(fn: F) -> F:
     fn = click.option(
         "--link-mb-s",
         type=click.FloatRange(min=0, min_open=True),
-        default=3020.0,
-        show_default=True,
-        help="one-way bandwidth of a torus link (MB/s; SeaStar2+, seed 000)",
+        default=None,
+        help="one-way bandwidth of a torus link (MB/s) for the flow counts; default: the "
+        "site's slowest torus direction (rates.torus_link), n/a when it gives none",
     )(fn)
     fn = click.option(
         "--ost-mb-s",
         type=click.FloatRange(min=0, min_open=True),
-        default=180.0,
-        show_default=True,
-        help="streaming rate of one OST = one flow (MB/s; seed 000)",
+        default=None,
+        help="streaming rate of one OST = one flow (MB/s); default: the site's rates.ost, "
+        "n/a when it gives none",
     )(fn)
     fn = click.option(
         "--weight-by",
@@ -282,6 +285,29 @@ def model_options(fn: F) -> F:
         help="uniform load: a server offers one flow per OST (MDS none), or one per server",
     )(fn)
     return fn
+
+
+def workload_option(fn: F) -> F:
+    """``--workload``: the IOR workload whose bandwidth is predicted (lnetgen.throughput)."""
+    return click.option(
+        "--workload",
+        "workload",
+        metavar="FILE|K=V,...",
+        default=None,
+        help="the workload to predict GB/s for: a YAML file or inline keys, e.g. "
+        "'pattern=shared-file,files=10,nodes=random' (docs/throughput.md); default: one "
+        "single-stripe file per OST on random nodes",
+    )(fn)
+
+
+def workload_spec(arg: str | None) -> WorkloadSpec:
+    """The ``--workload`` value as a spec (``InputError`` for a bad one)."""
+    from lnetgen.throughput import DEFAULT, load_workload
+
+    try:
+        return DEFAULT if arg is None else load_workload(arg)
+    except InputError as exc:
+        raise as_input_error(exc) from None
 
 
 def quiet_option(fn: F) -> F:

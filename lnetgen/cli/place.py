@@ -70,8 +70,8 @@ def place_clients_cmd(
     pool: str | None,
     seed: int,
     fmt: str,
-    link_mb_s: float,
-    ost_mb_s: float,
+    link_mb_s: float | None,
+    ost_mb_s: float | None,
     weight_by: str,
 ) -> None:
     """The nearest free clients for each OSS (seed 000 §5), greedy in the order given.
@@ -87,7 +87,7 @@ def place_clients_cmd(
     from lnetgen.analyze import index_plan
 
     site_obj, plan = load_plan(site, strategy, plan_path, force)
-    settings = model_settings(link_mb_s, ost_mb_s, weight_by)
+    settings = model_settings(site_obj, link_mb_s, ost_mb_s, weight_by)
     ix = index_plan(site_obj, plan, settings)
     available = place.clients_by_name(site_obj, pool) if pool else None
     placed = place.place_clients(site_obj, plan, oss, per_oss, available, ix)

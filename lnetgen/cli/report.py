@@ -68,8 +68,8 @@ def command(
     out: str,
     max_slices: int | None,
     max_switches: int | None,
-    link_mb_s: float,
-    ost_mb_s: float,
+    link_mb_s: float | None,
+    ost_mb_s: float | None,
     weight_by: str,
     quiet: bool,
 ) -> None:
@@ -84,10 +84,10 @@ def command(
 
     Exit status: 0 written, 1 an invalid inventory, 2 bad input or usage.
     """
-    from lnetgen.analyze import Settings
     from lnetgen.api import load_site
     from lnetgen.report import build_report, render_html
     from lnetgen.solve import strategy_names
+    from lnetgen.traffic.settings import settings_for
     from lnetgen.write import write_file
 
     if compare and strategy:
@@ -116,7 +116,7 @@ def command(
         site_obj,
         names,
         warnings,
-        settings=Settings(link_mb_s, ost_mb_s, weight_by),
+        settings=settings_for(site_obj, link_mb_s, ost_mb_s, weight_by),
         max_switches=max_switches,
         max_slices=max_slices,
         progress=progress_bars(quiet),

@@ -5,6 +5,7 @@ printed.  (``--plan`` itself is ``lnetgen.cli.common.plan_option``, re-exported 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -27,11 +28,14 @@ def format_option(fn: F) -> F:
     )(fn)
 
 
-def model_settings(link_mb_s: float, ost_mb_s: float, weight_by: str) -> Settings:
-    """The model's settings from the options of ``model_options``."""
-    from lnetgen.analyze import Settings
+def model_settings(
+    site: Site, link_mb_s: float | None, ost_mb_s: float | None, weight_by: str
+) -> Settings:
+    """The model's settings from the options of ``model_options``; a rate not given is the
+    site's (``rates:``), or unknown."""
+    from lnetgen.traffic.settings import settings_for
 
-    return Settings(link_mb_s, ost_mb_s, weight_by)
+    return settings_for(site, link_mb_s, ost_mb_s, weight_by)
 
 
 def load_plan(
@@ -47,8 +51,8 @@ def load_plan(
 
 
 def num(x: float, digits: int = 2) -> str:
-    """A figure with ``digits`` decimals, as every report prints them."""
-    return f"{x:.{digits}f}"
+    """A figure with ``digits`` decimals, as every report prints them; "n/a" when unknown."""
+    return f"{x:.{digits}f}" if math.isfinite(x) else "n/a"
 
 
 __all__ = ["format_option", "load_plan", "model_settings", "num", "plan_option"]

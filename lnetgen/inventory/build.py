@@ -25,6 +25,7 @@ from lnetgen.inventory.nets import (
     check_client_nets,
     check_storage_nets,
 )
+from lnetgen.inventory.rates import check_rates
 from lnetgen.inventory.release import check_release
 from lnetgen.inventory.routers import check_routers
 from lnetgen.inventory.servers import check_servers
@@ -70,6 +71,7 @@ def build_site(ctx: Context) -> Site | None:
     o2ib = params.storage_lnd == "o2ib" or any(n.net.lnd == "o2ib" for n in cnets.nets)
     tunables = check_tunables(ctx, o2ib)
     lustre = check_release(ctx)
+    rates = check_rates(ctx, topo.torus is not None)
 
     if errors(ctx.diags) or clients is None:
         return None
@@ -89,6 +91,7 @@ def build_site(ctx: Context) -> Site | None:
         strategy=params,
         tunables=tunables,
         lustre=lustre,
+        rates=rates,
     )
 
 

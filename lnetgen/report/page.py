@@ -24,6 +24,7 @@ from lnetgen.report.histograms import histogram_axes, link_hist, router_hist
 from lnetgen.report.solved import IntArray, Solved, Unsolved, solve_all
 from lnetgen.report.svg import fmt, pct
 from lnetgen.report.torus import heat_legend, heat_scale, torus_phases
+from lnetgen.traffic.settings import mb_s, settings_for
 
 #: Default caps: switch boxes drawn per strategy, torus slices drawn per direction.
 MAX_SWITCHES = 24
@@ -134,9 +135,9 @@ def _model(settings: Settings) -> str:
     """The traffic model in one sentence."""
     return (
         f"Uniform workload: every client reads and writes an equal share of every OST's "
-        f"stream; one flow = one OST at {settings.ost_mb_s:g} MB/s (counted by "
+        f"stream; one flow = one OST at {mb_s(settings.ost_mb_s)} (counted by "
         f"{settings.weight_by}); a torus link saturates above {fmt(settings.saturation)} flows "
-        f"({settings.link_mb_s:g} / {settings.ost_mb_s:g} MB/s)."
+        f"({mb_s(settings.link_mb_s)} / {mb_s(settings.ost_mb_s)})."
     )
 
 
@@ -156,7 +157,7 @@ def build_report(
     gets a row saying why.  Raises ``InputError`` when a plan does not match the site."""
     if not strategies:
         raise input_error("E-USAGE", "no strategy to report on")
-    settings = settings or Settings()
+    settings = settings or settings_for(site)
     compare = len(strategies) > 1
     max_switches = (
         max_switches

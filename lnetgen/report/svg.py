@@ -143,7 +143,8 @@ def counts(values: npt.NDArray[Any], edges: Sequence[float]) -> list[int]:
 
 
 def fmt(x: float, digits: int = 2) -> str:
-    return f"{x:.{digits}f}"
+    """A figure with ``digits`` decimals; "n/a" for an unknown (infinite) one."""
+    return f"{x:.{digits}f}" if math.isfinite(x) else "n/a"
 
 
 def pct(x: float) -> str:

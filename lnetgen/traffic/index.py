@@ -19,7 +19,7 @@ from lnetgen.model import Site
 from lnetgen.plan import Plan, Route
 from lnetgen.traffic.findings import Finding, hop_text, reason_text, route_reason
 from lnetgen.traffic.rows import NO_PRIO, Rows, group_min, make_rows
-from lnetgen.traffic.settings import FloatArray, IntArray, Settings, input_error
+from lnetgen.traffic.settings import FloatArray, IntArray, Settings, input_error, settings_for
 
 
 class Side(NamedTuple):
@@ -104,7 +104,7 @@ class PlanIndex:
 def index_plan(site: Site, plan: Plan, settings: Settings | None = None) -> PlanIndex:
     """Index ``plan`` against ``site``.  Raises ``InputError`` when they do not belong together
     (a class member or server the site does not have)."""
-    settings = settings or Settings()
+    settings = settings or settings_for(site)
     if settings.weight_by not in ("osts", "servers"):
         raise input_error(
             "E-USAGE", f"weight_by must be 'osts' or 'servers', not {settings.weight_by!r}"

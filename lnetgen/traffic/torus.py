@@ -23,6 +23,7 @@ from lnetgen.traffic.settings import (
     Settings,
     Workload,
     rounded,
+    settings_for,
 )
 from lnetgen.traffic.xyz import xyz_phase
 
@@ -297,6 +298,6 @@ def torus_loads(
 ) -> TorusReport | None:
     """Just the torus part of :func:`lnetgen.analyze.analyze` (placement comparisons use it);
     per-router port figures only with ``ports``.  None without a torus client side."""
-    settings = settings or Settings()
+    settings = settings or settings_for(ix.site)
     mask = fail_mask(ix, fail)
     return torus_report(ix, traffic(ix, mask, workload), settings, mask, ports)

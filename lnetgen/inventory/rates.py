@@ -1,0 +1,64 @@
+"""The ``rates:`` section: what each component of the site carries, with its source.
+
+Each rate is ``"<number> MB/s|GB/s|TB/s"``; ``torus_link`` gives one per dimension (``x``,
+``y``, ``z``) and, where the two directions of a dimension differ, per direction (``x+``...,
+overriding the dimension).  E-RATES-TORUS: a direction left without a rate;
+W-RATES-TORUS: torus link rates on a site whose client side is not a torus (they would be
+ignored).  Adds ``Site.rates``.
+"""
+
+from __future__ import annotations
+
+from lnetgen.inventory.context import Context
+from lnetgen.rates import COMPONENTS, DIRECTION_KEYS, NO_RATES, Rate, Rates, parse_rate
+
+
+def check_rates(ctx: Context, has_torus: bool) -> Rates:
+    spec = ctx.data.get("rates")
+    if not isinstance(spec, dict):
+        return NO_RATES
+    got: dict[str, Rate | None] = {}
+    for key in COMPONENTS:
+        entry = spec.get(key)
+        if isinstance(entry, dict):
+            try:
+                got[key] = Rate(parse_rate(str(entry["rate"])), str(entry["source"]))
+            except (KeyError, ValueError) as exc:  # the schema reports it as well
+                ctx.err(("rates", key), "E-RATES", str(exc))
+    torus: tuple[Rate, ...] | None = None
+    tl = spec.get("torus_link")
+    if isinstance(tl, dict):
+        if not has_torus:
+            ctx.warn(
+                ("rates", "torus_link"),
+                "W-RATES-TORUS",
+                "torus link rates on a site whose client side is not a torus: ignored",
+            )
+        else:
+            torus = _torus(ctx, tl)
+    return Rates(torus_link=torus, **got)
+
+
+def _torus(ctx: Context, tl: dict[str, object]) -> tuple[Rate, ...] | None:
+    source = str(tl.get("source", ""))
+    rates: list[Rate] = []
+    missing: list[str] = []
+    for key in DIRECTION_KEYS:
+        text = tl.get(key, tl.get(key[0]))
+        if text is None:
+            missing.append(key)
+            continue
+        try:
+            rates.append(Rate(parse_rate(str(text)), source))
+        except ValueError as exc:
+            ctx.err(("rates", "torus_link"), "E-RATES", str(exc))
+            return None
+    if missing:
+        ctx.err(
+            ("rates", "torus_link"),
+            "E-RATES-TORUS",
+            f"no rate for torus direction(s) {', '.join(missing)}",
+            hint="give x, y and z (or each direction x+, x-, ...)",
+        )
+        return None
+    return tuple(rates)

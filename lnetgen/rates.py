@@ -1,0 +1,68 @@
+"""The rates of a site's components (``rates:`` in the inventory), each with its source.
+
+The throughput model (``lnetgen.traffic.bandwidth``) shares these out; a rate the inventory
+does not give is None, and every figure that needs it is reported "n/a" -- lnetgen never
+borrows a figure from another machine.  Units are decimal, as the papers use them:
+1 GB/s = 1,000 MB/s.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: Multipliers to MB/s.
+UNITS: dict[str, float] = {"MB/s": 1.0, "GB/s": 1_000.0, "TB/s": 1_000_000.0}
+_RATE = re.compile(r"^([0-9]+(?:\.[0-9]+)?) ?(MB/s|GB/s|TB/s)$")
+
+#: Torus link directions, in ``lnetgen.topology.DIRECTIONS`` order, as the inventory spells them.
+DIRECTION_KEYS: tuple[str, ...] = ("x+", "x-", "y+", "y-", "z+", "z-")
+#: The single-rate components, in the order reports list them.
+COMPONENTS: tuple[str, ...] = ("injection", "router", "ib_link", "uplink", "oss", "ost")
+
+
+def parse_rate(text: str) -> float:
+    """MB/s of ``"2.6 GB/s"`` and the like; ``ValueError`` for anything else."""
+    m = _RATE.match(text.strip())
+    if m is None:
+        raise ValueError(f'{text!r} is not a rate: write e.g. "3020 MB/s" or "2.6 GB/s"')
+    return float(m.group(1)) * UNITS[m.group(2)]
+
+
+@dataclass(frozen=True)
+class Rate:
+    """One figure in MB/s and where it comes from."""
+
+    mb_s: float
+    source: str
+
+
+@dataclass(frozen=True)
+class Rates:
+    """Every rate the inventory gives; None where it gives none.
+
+    ``torus_link`` holds one rate per direction (``DIRECTION_KEYS`` order) or is None.
+    """
+
+    torus_link: tuple[Rate, ...] | None = None
+    injection: Rate | None = None
+    router: Rate | None = None
+    ib_link: Rate | None = None
+    uplink: Rate | None = None
+    oss: Rate | None = None
+    ost: Rate | None = None
+
+    def get(self, component: str) -> Rate | None:
+        """The rate of one of ``COMPONENTS``."""
+        got: Rate | None = getattr(self, component)
+        return got
+
+    @property
+    def slowest_link(self) -> Rate | None:
+        """The slowest torus direction (what a one-figure flow count is measured against)."""
+        if self.torus_link is None:
+            return None
+        return min(self.torus_link, key=lambda r: r.mb_s)
+
+
+NO_RATES = Rates()

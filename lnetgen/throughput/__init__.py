@@ -1,0 +1,27 @@
+"""Predicted bandwidth: a workload as IOR runs it (``workload``), max-min fair sharing of every
+component's rate along each rank's path (``share``), and the aggregate, bottleneck and spread
+of a plan (``predict``).  Reads ``Site.rates``; a rate the site does not give limits nothing
+and is reported "n/a".  Modules, lowest first: ``share``, ``workload``, ``predict``.
+"""
+
+from lnetgen.throughput.predict import Bottleneck, Prediction, predict
+from lnetgen.throughput.workload import (
+    DEFAULT,
+    Ranks,
+    WorkloadSpec,
+    build_ranks,
+    load_workload,
+    parse_inline,
+)
+
+__all__ = [
+    "DEFAULT",
+    "Bottleneck",
+    "Prediction",
+    "Ranks",
+    "WorkloadSpec",
+    "build_ranks",
+    "load_workload",
+    "parse_inline",
+    "predict",
+]

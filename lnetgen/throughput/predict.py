@@ -1,0 +1,318 @@
+"""Predicted bandwidth of a workload on a plan: every rank's path, the fair share it gets, and
+the aggregate as IOR reports it.
+
+A write subflow goes client -> (torus links, dimension-order) -> router -> router's storage
+port -> [leaf uplinks -> leaf downlinks, when the router and the server sit on different leaf
+modules of a director] -> server port -> OSS -> OST; a read goes the other way, through the
+router the *server's* route table picks.  The router is each of the client's (server's)
+gateways at the best live priority, the rank's data shared equally among them (LNet
+round-robin).  Every component whose rate ``Site.rates`` gives is a resource of that capacity;
+the others do not limit anything and are listed as ``n/a`` -- a prediction with an unknown
+rate on the path is an upper bound on what that rate would allow, and says so.
+
+Not modelled (the reproduction table in docs/throughput.md says where it matters): the
+compute fabric of a fat-tree client side (client leaf to IO node), MDS traffic, Lustre client
+and server software limits, head-of-line blocking inside a switch, the storage fabric's spine
+choice (a leaf's uplinks are pooled), read-ahead and write-back caches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from lnetgen.model import Site
+from lnetgen.plan import Plan
+from lnetgen.rates import Rates
+from lnetgen.throughput.share import Problem, Torus, completion, max_min
+from lnetgen.throughput.workload import Ranks, WorkloadSpec, build_ranks
+from lnetgen.traffic import IntArray, PlanIndex, index_plan
+from lnetgen.traffic.routes import failed_mask, resolve_failures, shares
+from lnetgen.traffic.rows import evaluate
+from lnetgen.traffic.settings import FloatArray, rounded
+
+#: Resource kinds, in the order ids are numbered.
+KINDS = (
+    "injection",
+    "router",
+    "router port",
+    "leaf uplinks",
+    "leaf downlinks",
+    "server port",
+    "oss",
+    "ost",
+)
+#: The ``Rates`` field behind each kind (uplinks: per link, times the leaf's uplink count).
+RATE_OF = {
+    "injection": "injection",
+    "router": "router",
+    "router port": "ib_link",
+    "leaf uplinks": "uplink",
+    "leaf downlinks": "uplink",
+    "server port": "ib_link",
+    "oss": "oss",
+    "ost": "ost",
+}
+
+
+@dataclass(frozen=True)
+class Bottleneck:
+    """The resource that holds back the slowest ranks: its kind and name, what it carries
+    against its capacity (MB/s), and how many ranks it froze."""
+
+    kind: str
+    name: str
+    load_mb_s: float
+    capacity_mb_s: float
+    ranks: int
+
+    @property
+    def utilisation(self) -> float:
+        return self.load_mb_s / self.capacity_mb_s if self.capacity_mb_s else 0.0
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """What a workload gets on a plan.  Figures in MB/s; None where no known rate bounds them
+    (printed "n/a").
+
+    ``aggregate_mb_s``: IOR's figure, bytes / time of the slowest rank, ranks re-sharing what
+    finished ranks free; ``steady_mb_s``: the sum of the ranks' rates while all run (what a
+    stonewalled run reports); ``rank_*``: the spread of per-rank rates while all run;
+    ``bound_mb_s``: per resource kind, the sum of the capacities the workload can use (the
+    aggregate cannot exceed the smallest); ``unknown``: kinds on the path whose rate the site
+    does not give.
+    """
+
+    site: str
+    strategy: str
+    workload: str
+    op: str
+    ranks: int
+    nodes: int
+    aggregate_mb_s: float | None
+    steady_mb_s: float | None
+    rank_min_mb_s: float | None
+    rank_median_mb_s: float | None
+    rank_max_mb_s: float | None
+    slowest_over_fastest: float | None
+    bottleneck: Bottleneck | None
+    bound_mb_s: dict[str, float]
+    unknown: tuple[str, ...]
+    torus: str  # "modelled", or why not ("n/a: fat tree", "n/a: no torus link rates")
+
+
+@dataclass(frozen=True, eq=False)
+class _Built:
+    problem: Problem
+    names: tuple[tuple[str, str], ...]  # per resource: (kind, name)
+    kinds_used: frozenset[str]
+
+
+def _leaf_of(site: Site, label: str) -> tuple[str, int]:
+    """(``switch/leaf`` label, uplink count) -- 0 uplinks for a TOR or an unknown leaf."""
+    switch, _, leaf = label.partition("/")
+    sw = site.switch(switch)
+    lf = sw.leaf(leaf) if sw is not None and leaf else None
+    return label, (lf.uplinks if lf is not None else 0)
+
+
+def _build(site: Site, ix: PlanIndex, ranks: Ranks, fail: Sequence[str]) -> _Built:
+    rates: Rates = site.rates
+    op = ranks.spec.op
+    mask = failed_mask(ix, resolve_failures(ix.plan, fail) if fail else ())
+    R, S = len(ix.routers), len(ix.servers)
+    nnet, ncnet = len(ix.nets), len(ix.client_nets)
+    client, server = ix.sides()
+    # expand (rank, OST) pairs over the routers that carry them
+    p_rank, p_ost, p_w = ranks.pair_rank, ranks.pair_ost, ranks.pair_w
+    p_node = ranks.node[p_rank]
+    p_srv = ranks.ost_server[p_ost]
+    if op == "write":
+        sh = shares(client, evaluate(client.rows, client.nkeys, mask))
+        cls = ix.client_class[p_node]
+        keys = np.maximum(cls, 0) * nnet + ix.server_net[p_srv]
+        owner, row = sh.rows_of(keys)
+        keep = cls[owner] >= 0
+    else:
+        sh = shares(server, evaluate(server.rows, server.nkeys, mask))
+        grp = ix.server_group[p_srv]
+        kn = ix.client_cnet[p_node]
+        keys = np.maximum(grp, 0) * ncnet + np.maximum(kn, 0)
+        owner, row = sh.rows_of(keys)
+        keep = (grp[owner] >= 0) & (kn[owner] >= 0)
+    owner, row = owner[keep], row[keep]
+    sub_pair = owner
+    sub_router = sh.router[row]
+    sub_w = p_w[owner] * sh.share[row]
+    sub_rank = p_rank[sub_pair]
+    nsub = len(sub_pair)
+
+    names: list[tuple[str, str]] = []
+    caps: list[float] = []
+    cols: list[IntArray] = []
+    used: set[str] = set()
+
+    def add(kind: str, labels: Sequence[str], cap_each: FloatArray, ids: IntArray) -> None:
+        """Resources ``labels`` of ``kind``; subflow s crosses ``ids[s]`` (-1: none)."""
+        base = len(names)
+        names.extend((kind, lab) for lab in labels)
+        caps.extend(cap_each.tolist())
+        cols.append(np.where(ids >= 0, ids + base, -1))
+        if (ids >= 0).any():
+            used.add(kind)
+
+    def rate(kind: str) -> float:
+        r = rates.get(RATE_OF[kind])
+        return r.mb_s if r is not None else np.inf
+
+    nodes, node_ix = np.unique(ranks.node, return_inverse=True)
+    add(
+        "injection",
+        [ix.site.clients.names[i] for i in nodes.tolist()],
+        np.full(len(nodes), rate("injection")),
+        node_ix[sub_rank],
+    )
+    add("router", list(ix.routers), np.full(R, rate("router")), sub_router)
+    add("router port", list(ix.routers), np.full(R, rate("router port")), sub_router)
+    leaves = sorted(set(ix.router_leaf) | set(ix.server_leaf))
+    leaf_id = {lab: k for k, lab in enumerate(leaves)}
+    uplinks = np.asarray([_leaf_of(site, lab)[1] for lab in leaves], dtype=np.float64)
+    r_leaf = np.asarray([leaf_id[lab] for lab in ix.router_leaf], dtype=np.int64)[sub_router]
+    s_leaf = np.asarray([leaf_id[lab] for lab in ix.server_leaf], dtype=np.int64)[p_srv[sub_pair]]
+    cross = r_leaf != s_leaf
+    up_leaf = r_leaf if op == "write" else s_leaf
+    down_leaf = s_leaf if op == "write" else r_leaf
+    # a leaf without uplinks (a TOR): the crossing goes through a core lnetgen does not know
+    ucap = np.where(uplinks > 0, uplinks * rate("leaf uplinks"), np.inf)
+    add("leaf uplinks", leaves, ucap, np.where(cross & (uplinks[up_leaf] > 0), up_leaf, -1))
+    add("leaf downlinks", leaves, ucap, np.where(cross & (uplinks[down_leaf] > 0), down_leaf, -1))
+    sub_srv = p_srv[sub_pair]
+    add("server port", list(ix.servers), np.full(S, rate("server port")), sub_srv)
+    add("oss", list(ix.servers), np.full(S, rate("oss")), sub_srv)
+    add("ost", list(ranks.ost_label), np.full(len(ranks.ost_label), rate("ost")), p_ost[sub_pair])
+
+    torus: Torus | None = None
+    t = site.torus
+    if t is not None and rates.torus_link is not None and ix.router_coords is not None:
+        link_cap = np.empty((*t.dims, 6))
+        for k, r in enumerate(rates.torus_link):
+            link_cap[..., k] = r.mb_s
+        c_chip = site.clients.coords[ranks.node[sub_rank]].astype(np.int64)
+        r_chip = ix.router_coords[sub_router].astype(np.int64)
+        src, dst = (c_chip, r_chip) if op == "write" else (r_chip, c_chip)
+        torus = Torus(t.dims, t.routing, src, dst, link_cap)
+    problem = Problem(
+        len(ranks.node),
+        sub_rank.astype(np.int64),
+        sub_w.astype(np.float64),
+        np.stack(cols, axis=1) if nsub else np.zeros((0, len(cols)), dtype=np.int64),
+        np.asarray(caps, dtype=np.float64),
+        torus,
+    )
+    return _Built(problem, tuple(names), frozenset(used))
+
+
+def predict(
+    site: Site,
+    plan: Plan,
+    spec: WorkloadSpec,
+    *,
+    fail: Sequence[str] = (),
+    index: PlanIndex | None = None,
+) -> Prediction:
+    """Predict ``spec`` on ``plan`` (see the module docstring); ``InputError`` when the
+    workload cannot run on the site."""
+    ix = index or index_plan(site, plan)
+    ranks = build_ranks(site, plan, ix, spec)
+    built = _build(site, ix, ranks, fail)
+    p = built.problem
+    sh = max_min(p)
+    bounded = np.isfinite(sh.rate) & (sh.frozen_by != -1)
+    served = np.bincount(p.sub_rank, minlength=p.nranks) > 0
+    torus_note = _torus_note(site)
+    unknown = tuple(
+        k for k in KINDS if k in built.kinds_used and site.rates.get(RATE_OF[k]) is None
+    )
+    if site.torus is not None and site.rates.torus_link is None:
+        unknown = ("torus link", *unknown)
+    bounds = _bounds(p, built)
+    if not served.any() or not bounded[served].all():
+        return Prediction(
+            site.name, plan.strategy, spec.label(), spec.op, p.nranks, ranks.nodes_used,
+            None, None, None, None, None, None, None, bounds, unknown, torus_note,
+        )  # fmt: skip
+    rate = sh.rate[served]
+    done = completion(p)[served]
+    aggregate = float(rate.size / done.max())
+    slow = int(np.argmin(sh.rate + np.where(served, 0, np.inf)))
+    neck = _bottleneck(p, built, sh.frozen_by, sh.load, sh.link_load, slow)
+    return Prediction(
+        site=site.name,
+        strategy=plan.strategy,
+        workload=spec.label(),
+        op=spec.op,
+        ranks=p.nranks,
+        nodes=ranks.nodes_used,
+        aggregate_mb_s=rounded(aggregate),
+        steady_mb_s=rounded(rate.sum()),
+        rank_min_mb_s=rounded(rate.min()),
+        rank_median_mb_s=rounded(np.median(rate)),
+        rank_max_mb_s=rounded(rate.max()),
+        slowest_over_fastest=rounded(done.max() / done.min()) if done.min() > 0 else None,
+        bottleneck=neck,
+        bound_mb_s=bounds,
+        unknown=unknown,
+        torus=torus_note,
+    )
+
+
+def _torus_note(site: Site) -> str:
+    if site.torus is None:
+        return "n/a: not a torus"
+    if site.rates.torus_link is None:
+        return "n/a: no torus link rates"
+    return "modelled"
+
+
+def _bounds(p: Problem, built: _Built) -> dict[str, float]:
+    """Per kind: the sum of the finite capacities of the resources the workload crosses."""
+    out: dict[str, float] = {}
+    res = p.sub_res[p.sub_res >= 0]
+    touched = np.unique(res)
+    for kind in KINDS:
+        ids = [int(r) for r in touched.tolist() if built.names[r][0] == kind]
+        caps = p.cap[ids] if ids else np.zeros(0)
+        if len(caps) and np.isfinite(caps).all():
+            out[kind] = rounded(caps.sum())
+    return out
+
+
+def _bottleneck(
+    p: Problem,
+    built: _Built,
+    frozen_by: IntArray,
+    load: FloatArray,
+    link_load: FloatArray | None,
+    slow: int,
+) -> Bottleneck:
+    """The resource that froze the slowest rank, with how many ranks the same kind froze."""
+    by = int(frozen_by[slow])
+    if by == -2 and link_load is not None and p.torus is not None:
+        util = link_load / p.torus.cap
+        where = np.unravel_index(int(np.argmax(util)), util.shape)
+        from lnetgen.topology import DIRECTIONS
+
+        name = f"({where[0]},{where[1]},{where[2]}){DIRECTIONS[int(where[3])]}"
+        return Bottleneck(
+            "torus link",
+            name,
+            rounded(link_load[where]),
+            rounded(p.torus.cap[where]),
+            int((frozen_by == -2).sum()),
+        )
+    kind, name = built.names[by]
+    same = np.asarray([by2 >= 0 and built.names[by2][0] == kind for by2 in frozen_by.tolist()])
+    return Bottleneck(kind, name, rounded(load[by]), rounded(p.cap[by]), int(same.sum()))

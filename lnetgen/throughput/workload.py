@@ -1,0 +1,314 @@
+"""A workload as IOR runs it: who writes (or reads) which OSTs.
+
+``file-per-process``: every rank streams its own file, striped over ``stripe_count`` OSTs
+(``1``: the papers' single-stripe files, pre-placed with ``lfs setstripe`` so no two ranks
+contend for an OST unless there are more ranks than OSTs); rank ``j`` of a file system gets
+OSTs ``j*K .. j*K+K-1`` (mod its OST count), as ``lfs setstripe -i`` pre-population does.
+``shared-file``: ``files`` shared files, each on its own pool (the file system's OSTs cut in
+``files`` consecutive slices, seed 001's ten pools of 144 OSTs), striped over the whole pool
+or ``stripe_count`` of it; every rank of a file writes an equal part to each of its OSTs.
+
+Ranks are split over the chosen file systems in proportion to their OSTs (seed 001: 1,880 /
+1,880 / 18,800 nodes) and sit ``ranks_per_node`` to a node, on nodes chosen:
+
+* ``linear``: the first clients in node order (what a job launcher gives an empty machine);
+* ``random``: a random draw (numpy, seeded with ``seed``), seed 001's "randomly placed";
+* ``placed``: ``lnetgen place clients`` -- per OSS the free clients nearest to its routers
+  (seed 000 §5; one rank per node, every OSS the same number of ranks);
+* a node set (``"nid[00001-05184]"``): those clients, in node order.
+
+A workload is written as a YAML mapping (``--workload FILE``) or inline
+(``--workload pattern=shared-file,files=10,nodes=random``); the keys are the fields of
+:class:`WorkloadSpec`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from lnetgen.diagnostics import InputError
+from lnetgen.model import Site
+from lnetgen.plan import Plan
+from lnetgen.traffic import IntArray, PlanIndex, input_error
+from lnetgen.traffic.settings import FloatArray
+
+PATTERNS = ("file-per-process", "shared-file")
+OPS = ("write", "read")
+NODE_CHOICES = ("linear", "random", "placed")
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """What runs; see the module docstring.  ``ranks`` None: ``files_per_ost`` ranks per OST
+    (file-per-process) or one per OST (shared-file)."""
+
+    name: str = "ior"
+    pattern: str = "file-per-process"
+    op: str = "write"
+    filesystems: tuple[str, ...] = ()
+    ranks: int | None = None
+    files_per_ost: int = 1
+    ranks_per_node: int = 1
+    nodes: str = "linear"
+    seed: int = 0
+    stripe_count: int = 1  # shared-file: 0 = the whole pool
+    files: int = 1
+
+    def label(self) -> str:
+        parts = [self.pattern, self.op, f"nodes={self.nodes}"]
+        if self.filesystems:
+            parts.append("fs=" + "+".join(self.filesystems))
+        return f"{self.name} ({', '.join(parts)})"
+
+
+_INT_KEYS = {"ranks", "files_per_ost", "ranks_per_node", "seed", "stripe_count", "files"}
+_KEYS = tuple(f.name for f in fields(WorkloadSpec))
+
+
+def spec_from_mapping(data: Mapping[str, object], where: str = "--workload") -> WorkloadSpec:
+    """A ``WorkloadSpec`` from a parsed mapping; ``InputError`` (E-WORKLOAD) naming the key."""
+    got: dict[str, object] = {}
+    for key, value in data.items():
+        if key not in _KEYS:
+            raise input_error(
+                "E-WORKLOAD", f"{where}: unknown key {key!r} (known: {', '.join(_KEYS)})"
+            )
+        if key in _INT_KEYS:
+            try:
+                n = int(str(value))
+            except ValueError:
+                raise input_error("E-WORKLOAD", f"{where}: {key} must be an integer") from None
+            low = 0 if key in ("seed", "stripe_count") else 1
+            if n < low or n > 10_000_000:
+                raise input_error("E-WORKLOAD", f"{where}: {key} {n} is out of range")
+            got[key] = n
+        elif key == "filesystems":
+            items = value if isinstance(value, list) else str(value).split("+")
+            got[key] = tuple(str(v) for v in items if str(v))
+        else:
+            got[key] = str(value)
+    spec = WorkloadSpec(**got)  # type: ignore[arg-type]
+    if spec.pattern not in PATTERNS:
+        raise input_error("E-WORKLOAD", f"{where}: pattern must be one of {', '.join(PATTERNS)}")
+    if spec.op not in OPS:
+        raise input_error("E-WORKLOAD", f"{where}: op must be write or read")
+    if spec.pattern == "file-per-process" and spec.stripe_count < 1:
+        raise input_error("E-WORKLOAD", f"{where}: stripe_count must be 1 or more")
+    return spec
+
+
+def parse_inline(text: str) -> WorkloadSpec:
+    """``key=value,key=value`` (file systems joined with ``+``)."""
+    data: dict[str, object] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        key, eq, value = part.partition("=")
+        if not eq:
+            raise input_error("E-WORKLOAD", f"--workload: {part!r} is not key=value")
+        data[key.strip()] = value.strip()
+    return spec_from_mapping(data)
+
+
+@dataclass(frozen=True, eq=False)
+class Ranks:
+    """The ranks of a workload: ``node[j]`` the client index of rank ``j``; its data goes to
+    OSTs as pairs ``(pair_rank, pair_ost, pair_w)`` (``pair_w`` sums to 1 per rank).  OST ids
+    index ``ost_server`` (an index into ``PlanIndex.servers``) and ``ost_label``."""
+
+    spec: WorkloadSpec
+    node: IntArray
+    pair_rank: IntArray
+    pair_ost: IntArray
+    pair_w: FloatArray
+    ost_server: IntArray
+    ost_label: tuple[str, ...]
+
+    @property
+    def nodes_used(self) -> int:
+        return len(np.unique(self.node))
+
+
+def _osts(site: Site, ix: PlanIndex, wanted: Sequence[str]) -> dict[str, list[tuple[int, int]]]:
+    """Per file system (inventory order): its OSTs as (index, server id), by index."""
+    have = [f.name for f in site.filesystems]
+    for fs in wanted:
+        if fs not in have:
+            raise input_error(
+                "E-WORKLOAD", f"--workload: no file system {fs!r} (have: {', '.join(have)})"
+            )
+    out: dict[str, list[tuple[int, int]]] = {}
+    for fs in have:
+        if wanted and fs not in wanted:
+            continue
+        osts = sorted(
+            (o, ix.server_id(s.name))
+            for s in site.servers
+            if s.fs == fs and s.role == "oss"
+            for o in s.osts
+        )
+        if osts:
+            out[fs] = osts
+    if not out:
+        raise input_error("E-WORKLOAD", "--workload: the chosen file systems have no OSTs")
+    return out
+
+
+def _split(total: int, sizes: Sequence[int]) -> list[int]:
+    """``total`` split in proportion to ``sizes`` (largest remainder, ties to the first)."""
+    whole = sum(sizes)
+    exact = [total * s / whole for s in sizes]
+    got = [int(e) for e in exact]
+    order = sorted(range(len(sizes)), key=lambda i: (-(exact[i] - got[i]), i))
+    for i in order[: total - sum(got)]:
+        got[i] += 1
+    return got
+
+
+def build_ranks(site: Site, plan: Plan, ix: PlanIndex, spec: WorkloadSpec) -> Ranks:
+    """The ranks of ``spec`` on ``site``; ``InputError`` (E-WORKLOAD) when it cannot run
+    (too few clients, an unknown file system, placement that cannot be honoured)."""
+    per_fs = _osts(site, ix, spec.filesystems)
+    labels: list[str] = []
+    servers: list[int] = []
+    base: dict[str, int] = {}
+    for fs, osts in per_fs.items():
+        base[fs] = len(labels)
+        labels += [f"{fs}-OST{o:04x}" for o, _ in osts]
+        servers += [s for _, s in osts]
+    sizes = [len(v) for v in per_fs.values()]
+    nost = sum(sizes)
+    if spec.ranks is not None:
+        total = spec.ranks
+    elif spec.pattern == "file-per-process":
+        total = spec.files_per_ost * nost
+    else:
+        total = nost
+    counts = _split(total, sizes)
+    pr: list[IntArray] = []
+    po: list[IntArray] = []
+    pw: list[FloatArray] = []
+    first = 0
+    for (fs, osts), n in zip(per_fs.items(), counts, strict=True):
+        m = len(osts)
+        j = np.arange(n, dtype=np.int64)
+        if spec.pattern == "file-per-process":
+            k = min(spec.stripe_count, m)
+            ost = (j[:, None] * k + np.arange(k)[None, :]) % m
+            rank = np.repeat(j, k)
+            pr.append(first + rank)
+            po.append(base[fs] + ost.reshape(-1))
+            pw.append(np.full(n * k, 1.0 / k))
+        else:
+            nfiles = min(spec.files, m)
+            bounds = np.linspace(0, m, nfiles + 1).astype(np.int64)
+            rfile = (j * nfiles) // max(n, 1)  # contiguous blocks of ranks per file
+            for f in range(nfiles):
+                pool = np.arange(bounds[f], bounds[f + 1])
+                width = len(pool) if spec.stripe_count == 0 else min(spec.stripe_count, len(pool))
+                mine = j[rfile == f]
+                pr.append(first + np.repeat(mine, width))
+                po.append(base[fs] + np.tile(pool[:width], len(mine)))
+                pw.append(np.full(len(mine) * width, 1.0 / width))
+        first += n
+    pair_rank = np.concatenate(pr)
+    pair_ost = np.concatenate(po)
+    pair_w = np.concatenate(pw)
+    ost_server = np.asarray(servers, dtype=np.int64)
+    node = _nodes(site, plan, ix, spec, total, pair_rank, pair_ost, ost_server)
+    return Ranks(spec, node, pair_rank, pair_ost, pair_w, ost_server, tuple(labels))
+
+
+def _nodes(
+    site: Site,
+    plan: Plan,
+    ix: PlanIndex,
+    spec: WorkloadSpec,
+    total: int,
+    pair_rank: IntArray,
+    pair_ost: IntArray,
+    ost_server: IntArray,
+) -> IntArray:
+    """The client of each rank."""
+    from lnetgen.place.clients import clients_by_name, place_clients
+
+    nclients = len(site.clients)
+    per = spec.ranks_per_node
+    need = -(-total // per)
+    if spec.nodes == "placed":
+        if per != 1:
+            raise input_error(
+                "E-WORKLOAD", "--workload: nodes=placed puts one rank on a node (ranks_per_node=1)"
+            )
+        first_pair = np.unique(pair_rank, return_index=True)[1]
+        rank_server = ost_server[pair_ost[first_pair]]
+        order: list[int] = []
+        count: dict[int, int] = {}
+        for s in rank_server.tolist():
+            if s not in count:
+                order.append(s)
+            count[s] = count.get(s, 0) + 1
+        if len(set(count.values())) != 1:
+            raise input_error(
+                "E-WORKLOAD", "--workload: nodes=placed needs the same number of ranks on every OSS"
+            )
+        placed = place_clients(
+            site, plan, [ix.servers[s] for s in order], next(iter(count.values())), index=ix
+        )
+        queue = {ix.server_id(o.server): list(o.clients) for o in placed.per_oss}
+        return np.asarray([queue[s].pop(0) for s in rank_server.tolist()], dtype=np.int64)
+    if need > nclients:
+        raise input_error(
+            "E-WORKLOAD", f"--workload: {need} nodes wanted, the site has {nclients} clients"
+        )
+    if spec.nodes == "linear":
+        pool = np.arange(need, dtype=np.int64)
+    elif spec.nodes == "random":
+        pool = (
+            np.random.default_rng(spec.seed)
+            .choice(nclients, size=need, replace=False)
+            .astype(np.int64)
+        )
+    else:
+        chosen = clients_by_name(site, spec.nodes)
+        if len(chosen) < need:
+            raise input_error(
+                "E-WORKLOAD", f"--workload: {need} nodes wanted, {spec.nodes} has {len(chosen)}"
+            )
+        pool = np.asarray(sorted(chosen)[:need], dtype=np.int64)
+    return np.repeat(pool, per)[:total]
+
+
+#: What analyze, compare and report predict when no workload is given: IOR file-per-process,
+#: one single-stripe file per OST of every file system, on randomly drawn nodes (seed 0).
+DEFAULT = WorkloadSpec(name="ior", nodes="random")
+
+
+def load_workload(arg: str) -> WorkloadSpec:
+    """``--workload``: a YAML file holding a mapping, or inline ``key=value,...``.  Errors in
+    a file carry its line and column (E-WORKLOAD)."""
+    import os
+
+    from lnetgen.yamlsrc import load_file
+
+    if "=" in arg and not os.path.exists(arg):
+        return parse_inline(arg)
+    src = load_file(arg)
+    if not isinstance(src.data, dict):
+        raise InputError([src.diag((), "E-WORKLOAD", "a workload file holds a mapping")])
+    for key in src.data:
+        if key not in _KEYS:
+            raise InputError(
+                [src.diag((key,), "E-WORKLOAD", f"unknown key {key!r} (known: {', '.join(_KEYS)})")]
+            )
+    try:
+        return spec_from_mapping(src.data, where=arg)
+    except InputError as exc:
+        # point at the key the message names
+        msg = exc.diagnostics[0].message
+        key = next((k for k in src.data if f": {k} " in msg or f"{k} must" in msg), None)
+        path: tuple[str, ...] = (str(key),) if key is not None else ()
+        raise InputError([src.diag(path, "E-WORKLOAD", msg.split(": ", 1)[-1])]) from None
