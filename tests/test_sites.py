@@ -163,7 +163,12 @@ def test_bluewaters_counts() -> None:
     assert site.torus is not None
     assert site.torus.dims == (23, 24, 24) and site.torus.nodes_per_chip == 2
     assert len(site.routers) == 582
-    assert Counter(s.role for s in site.servers) == {"oss": 432, "mds": 3}
+    # seed 001 Table I: two metadata servers per file system (an MDS and its failover partner)
+    assert Counter(s.role for s in site.servers) == {"oss": 432, "mds": 6}
+    assert {s.name: s.failover for s in site.servers if s.role == "mds"}["scratch-mds1"] == (
+        "scratch-mds2"
+    )
+    assert site.rates.router is not None and site.rates.router.mb_s == 2600.0
     assert all(len(s.osts) == 4 for s in site.servers if s.role == "oss")
     assert osts_per_fs(site) == {"home": 144, "projects": 144, "scratch": 1440}
     assert {f.name: f.net_base for f in site.filesystems} == {
@@ -171,12 +176,12 @@ def test_bluewaters_counts() -> None:
         "projects": 2001,
         "scratch": 3001,
     }
-    assert site.strategy.groups.oss == (4, 3) and site.strategy.groups.mds == (2, 1)
+    assert site.strategy.groups.oss == (4, 3) and site.strategy.groups.mds == (2, 2)
     rpm = routers_per_module(site)
     oss, mds = servers_per_module(site, "oss"), servers_per_module(site, "mds")
     assert len(oss) == 72 and set(oss.values()) == {6}  # 36 racks x left/right TOR
     assert all(rpm[m] == 8 for m in oss)  # two 4:3 groups per TOR
-    assert len(mds) == 3 and set(mds.values()) == {1}
+    assert len(mds) == 3 and set(mds.values()) == {2}
     assert all(rpm[m] == 2 for m in mds)
     assert set(oss).isdisjoint(mds)
     assert sum(rpm[m] for m in oss) == 576

@@ -186,7 +186,8 @@ def _build(site: Site, ix: PlanIndex, ranks: Ranks, fail: Sequence[str]) -> _Bui
     up_leaf = r_leaf if op == "write" else s_leaf
     down_leaf = s_leaf if op == "write" else r_leaf
     # a leaf without uplinks (a TOR): the crossing goes through a core lnetgen does not know
-    ucap = np.where(uplinks > 0, uplinks * rate("leaf uplinks"), np.inf)
+    per_link = rate("leaf uplinks")
+    ucap = np.where(uplinks > 0, np.maximum(uplinks, 1) * per_link, np.inf)
     add("leaf uplinks", leaves, ucap, np.where(cross & (uplinks[up_leaf] > 0), up_leaf, -1))
     add("leaf downlinks", leaves, ucap, np.where(cross & (uplinks[down_leaf] > 0), down_leaf, -1))
     sub_srv = p_srv[sub_pair]

@@ -121,7 +121,7 @@ def max_min(p: Problem, alive: BoolArray | None = None) -> Shares:
         rate[active] += step
         load += step * d_load
         full = (d_load > 0) & (load >= p.cap * (1 - FULL))
-        hit_res = (p.sub_res >= 0) & full[np.maximum(p.sub_res, 0)]
+        hit_res = np.append(full, False)[p.sub_res]  # -1 pads index the appended False
         sub_hit: BoolArray = np.asarray(hit_res.any(axis=1), dtype=bool)
         first = np.where(sub_hit, p.sub_res[np.arange(nsub), hit_res.argmax(axis=1)], -1)
         if tor is not None and d_link is not None:
@@ -140,7 +140,7 @@ def max_min(p: Problem, alive: BoolArray | None = None) -> Shares:
         stop[p.sub_rank[sub_hit]] = True
         stop &= active
         if not stop.any():  # float noise kept the tightest resource a hair short of full
-            tight = np.argmin(room)
+            tight = int(np.argmin(room)) if len(room) else -1
             stop[p.sub_rank[(p.sub_res == tight).any(axis=1) & (grow > 0)]] = True
             stop &= active
             first = np.full(nsub, int(tight))

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""The papers' measured results against the model's predictions: the table in
+docs/throughput.md, printed as Markdown.
+
+Usage: ``python bench/reproduce.py [SITES_DIR]`` (default: the shipped ``sites/``).  Each row is
+``lnetgen.throughput.papers.CASES``; the same predictions as ``lnetgen analyze SITE -s
+STRATEGY --workload WORKLOAD --format json``.  Prints the time of each prediction too, the
+Blue Waters full-machine file-per-process one being the benchmark the throughput issue asks for.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from lnetgen.throughput.papers import ABSOLUTE, CASES, RATIO, RATIOS, run
+
+
+def main(argv: list[str]) -> int:
+    sites = argv[1] if len(argv) > 1 else str(Path(__file__).resolve().parent.parent / "sites")
+    print("| seed | case | measured | predicted | error | held to ±30 % | bottleneck | time |")
+    print("|---|---|---|---|---|---|---|---|")
+    got = {}
+    for case in CASES:
+        t0 = time.perf_counter()
+        out = run(case, sites)
+        dt = time.perf_counter() - t0
+        got[case.key] = out
+        p = out.predicted_gb_s
+        b = out.prediction.bottleneck
+        neck = f"{b.kind} ({100 * b.utilisation:.0f} %)" if b is not None else "n/a"
+        held = ("yes, within" if out.within else "yes, OUTSIDE") if case.reproduced else "no"
+        err = f"{100 * out.error:+.0f} %" if out.error is not None else "n/a"
+        pred = f"{p:.1f} GB/s" if p is not None else "n/a"
+        print(
+            f"| {case.seed} | {case.what} | {case.measured_gb_s:g} GB/s | {pred} | {err} | "
+            f"{held} | {neck} | {dt:.1f} s |"
+        )
+    print()
+    print(f"Ratios between layouts (tolerance ±{100 * RATIO:.0f} %, ranking exact):")
+    print()
+    print("| pair | measured | predicted | ranking |")
+    print("|---|---|---|---|")
+    for a, b in RATIOS:
+        oa, ob = got[a], got[b]
+        m = oa.case.measured_gb_s / ob.case.measured_gb_s
+        pa, pb = oa.predicted_gb_s, ob.predicted_gb_s
+        if pa is None or pb is None:
+            print(f"| {a} / {b} | {m:.2f} | n/a | n/a |")
+            continue
+        r = pa / pb
+        same = (m > 1) == (r > 1) if abs(m - 1) > 0.02 else abs(r - 1) <= 0.02
+        print(f"| {a} / {b} | {m:.2f} | {r:.2f} | {'agrees' if same else 'DISAGREES'} |")
+    print()
+    print(f"absolute tolerance ±{100 * ABSOLUTE:.0f} %")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

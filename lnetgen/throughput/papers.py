@@ -1,0 +1,178 @@
+"""The papers' measured results, as cases the model is held to (docs/throughput.md).
+
+Each case names a shipped site, a strategy, a workload and what the seed measured; ``run``
+predicts it.  Tolerances, fixed before the model was run against them: rankings between
+layouts exact, ratios between layouts within 25 %, absolute GB/s within 30 % where the site
+carries the seed's own rates.  ``reproduced`` says whether a case is held to its tolerance
+(and pinned by tests/test_throughput_papers.py); a case that is not carries the reason, and
+stays in the table with its prediction so the gap is visible.  No constant is tuned per case.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lnetgen.throughput.predict import Prediction, predict
+from lnetgen.throughput.workload import parse_inline
+
+#: Absolute and ratio tolerances (fractions).
+ABSOLUTE = 0.30
+RATIO = 0.25
+
+
+@dataclass(frozen=True)
+class Case:
+    key: str
+    seed: str
+    what: str
+    site: str
+    strategy: str
+    workload: str  # inline --workload
+    measured_gb_s: float
+    reproduced: bool
+    why_not: str = ""
+
+
+SPIDER_W1 = "filesystems=widow1"
+CASES: tuple[Case, ...] = (
+    Case(
+        "spider-baseline",
+        "000 s7",
+        "baseline, default placement, writes",
+        "spider",
+        "baseline",
+        f"{SPIDER_W1},nodes=linear",
+        47.6,
+        False,
+        "the measured loss is InfiniBand head-of-line blocking across the core (s6) and "
+        "SeaStar congestion; the fluid model pools a leaf's 12 uplinks, so spreading over 192 "
+        "routers looks cheap",
+    ),
+    Case(
+        "spider-rr",
+        "000 s7",
+        "round-robin, default placement, writes",
+        "spider",
+        "round-robin",
+        f"{SPIDER_W1},nodes=linear",
+        48.1,
+        False,
+        "same: the launcher's node order on Jaguar is not known (x-fastest is an invention) "
+        "and head-of-line blocking is not modelled",
+    ),
+    Case(
+        "spider-projection",
+        "000 s7",
+        "projection, default placement, writes",
+        "spider",
+        "projection",
+        f"{SPIDER_W1},nodes=linear",
+        92.0,
+        False,
+        "decided by which 672 nodes the launcher gave (x-fastest numbering puts them in two "
+        "Z planes here)",
+    ),
+    Case(
+        "spider-rr-placed",
+        "000 s7",
+        "round-robin, placed, writes",
+        "spider",
+        "round-robin",
+        f"{SPIDER_W1},nodes=placed",
+        83.0,
+        False,
+        "predicted +35 %: outside the tolerance.  The model's limit is the routers' DDR "
+        "ports (an assumed 2,000 MB/s); what held the measured run lower is not in it",
+    ),
+    Case(
+        "spider-projection-placed",
+        "000 s7",
+        "projection, placed, writes",
+        "spider",
+        "projection",
+        f"{SPIDER_W1},nodes=placed",
+        113.0,
+        True,
+    ),
+    Case(
+        "spider-full",
+        "000 s7",
+        "projection, all 1,344 OSTs, placed",
+        "spider",
+        "projection",
+        "nodes=placed",
+        244.0,
+        True,
+    ),
+    Case(
+        "bw-fpp",
+        "001 s2.B",
+        "4:3 groups, 17,280 ranks on 5,184 random nodes, writes",
+        "bluewaters",
+        "groups",
+        "ranks=17280,ranks_per_node=4,nodes=random",
+        1137.0,
+        True,
+    ),
+    Case(
+        "bw-all-xe",
+        "001 s2.C",
+        "4:3 groups, 22,580 nodes, one rank each, writes",
+        "bluewaters",
+        "groups",
+        "ranks=22580,nodes=linear",
+        1117.0,
+        True,
+    ),
+    Case(
+        "bw-shared",
+        "001 s2.D",
+        "ten shared files in ten pools of 144 OSTs, 22,600 nodes",
+        "bluewaters",
+        "groups",
+        "pattern=shared-file,filesystems=scratch,files=10,stripe_count=0,ranks=22600,nodes=random",
+        771.0,
+        True,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    case: Case
+    prediction: Prediction
+
+    @property
+    def predicted_gb_s(self) -> float | None:
+        a = self.prediction.aggregate_mb_s
+        return None if a is None else a / 1000
+
+    @property
+    def error(self) -> float | None:
+        p = self.predicted_gb_s
+        return None if p is None else p / self.case.measured_gb_s - 1
+
+    @property
+    def within(self) -> bool:
+        e = self.error
+        return e is not None and abs(e) <= ABSOLUTE
+
+
+def run(case: Case, sites_dir: str) -> Outcome:
+    """Predict ``case`` on the shipped site in ``sites_dir``."""
+    from lnetgen.api import load_plan
+
+    site, plan, _ = load_plan(f"{sites_dir}/{case.site}.yaml", case.strategy, None)
+    return Outcome(case, predict(site, plan, parse_inline(case.workload)))
+
+
+#: Pairs of cases whose ratio the seeds measured: (numerator, denominator).  The first is held
+#: to the ratio tolerance (tests/test_throughput_papers.py); the rest are in the table only.
+RATIOS: tuple[tuple[str, str], ...] = (
+    ("spider-projection-placed", "spider-rr-placed"),
+    ("spider-projection", "spider-rr"),
+    ("spider-rr", "spider-baseline"),
+    ("spider-projection-placed", "spider-projection"),
+    ("spider-rr-placed", "spider-rr"),
+    ("bw-fpp", "bw-shared"),
+)

@@ -1,0 +1,243 @@
+"""The throughput model: max-min fair sharing by hand-checked cases, the IOR completion time,
+workloads, the inventory's rates, and the analyze/compare output that shows them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lnetgen import topology
+from lnetgen.cli.analyze import analyze_cmd
+from lnetgen.diagnostics import InputError
+from lnetgen.inventory import load_site
+from lnetgen.rates import parse_rate
+from lnetgen.solve import solve
+from lnetgen.throughput import build_ranks, parse_inline, predict
+from lnetgen.throughput.share import Problem, Torus, completion, max_min
+from lnetgen.traffic import index_plan
+
+SITES = Path(__file__).resolve().parent.parent / "sites"
+INF = np.inf
+
+
+def problem(ranks: int, subs: list[tuple[int, float, list[int]]], cap: list[float]) -> Problem:
+    width = max(len(r) for _, _, r in subs)
+    res = np.full((len(subs), width), -1, dtype=np.int64)
+    for i, (_, _, r) in enumerate(subs):
+        res[i, : len(r)] = r
+    return Problem(
+        ranks,
+        np.asarray([s[0] for s in subs], dtype=np.int64),
+        np.asarray([s[1] for s in subs]),
+        res,
+        np.asarray(cap, dtype=np.float64),
+    )
+
+
+def test_max_min_two_ranks_one_capped() -> None:
+    """Rank 0 alone on a 30 MB/s resource and with rank 1 on a 100 MB/s one: 30 and 70."""
+    p = problem(2, [(0, 1.0, [0, 1]), (1, 1.0, [1])], [30.0, 100.0])
+    sh = max_min(p)
+    assert sh.rate.tolist() == pytest.approx([30.0, 70.0])
+    assert sh.frozen_by.tolist() == [0, 1]
+    assert sh.load.tolist() == pytest.approx([30.0, 100.0])
+
+
+def test_max_min_split_rank_counts_its_fractions() -> None:
+    """A rank striped half and half over two OSTs of 40 MB/s gets 80; a rank on the first
+    alone then shares it: 40 = r0/2 + r1 with r0/2 = r1 -> 26.67 each side."""
+    p = problem(1, [(0, 0.5, [0]), (0, 0.5, [1])], [40.0, 40.0])
+    assert max_min(p).rate.tolist() == pytest.approx([80.0])
+    p = problem(2, [(0, 0.5, [0]), (0, 0.5, [1]), (1, 1.0, [0])], [40.0, 40.0])
+    r = max_min(p).rate
+    assert r[0] == pytest.approx(r[1]) and 0.5 * r[0] + r[1] == pytest.approx(40.0)
+
+
+def test_unknown_capacity_is_unbounded() -> None:
+    p = problem(1, [(0, 1.0, [0])], [INF])
+    assert max_min(p).rate[0] == INF
+
+
+def test_completion_reshares_what_finished_ranks_free() -> None:
+    """Rank 0 capped at 25 by its own resource, rank 1 shares a 100 MB/s one: 25 and 75;
+    rank 1 finishes first, rank 0 keeps 25 (its cap), done at 1/25 s per MB."""
+    p = problem(2, [(0, 1.0, [0, 1]), (1, 1.0, [1])], [25.0, 100.0])
+    done = completion(p)
+    assert done.tolist() == pytest.approx([1 / 25, 1 / 75])
+    # two equal ranks on one 100 MB/s resource: IOR's bytes / slowest time = 100
+    p = problem(2, [(0, 1.0, [0]), (1, 1.0, [0])], [100.0])
+    assert 2 / completion(p).max() == pytest.approx(100.0)
+
+
+def test_torus_link_shared_on_a_ring() -> None:
+    """Two flows over the same X+ link of a 4-chip ring (10 MB/s each way): 5 each; a third
+    flow going the other way is not on it."""
+    dims = (4, 1, 1)
+    src = np.asarray([[0, 0, 0], [0, 0, 0], [1, 0, 0]])
+    dst = np.asarray([[1, 0, 0], [2, 0, 0], [0, 0, 0]])
+    tor = Torus(dims, "xyz", src, dst, np.full((*dims, 6), 10.0))
+    p = Problem(
+        3,
+        np.arange(3, dtype=np.int64),
+        np.ones(3),
+        np.full((3, 1), -1, dtype=np.int64),
+        np.zeros(0),
+        tor,
+    )
+    sh = max_min(p)
+    assert sh.rate.tolist() == pytest.approx([5.0, 5.0, 10.0])
+    assert (sh.frozen_by == -2).all()
+
+
+coords = st.tuples(st.integers(0, 4), st.integers(0, 3), st.integers(0, 2))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(coords, coords), min_size=1, max_size=12),
+    st.sampled_from(["xyz", "seastar"]),
+    st.integers(0, 2**31),
+)
+def test_path_sums_is_the_transpose_of_link_loads(
+    flows: list[tuple[tuple[int, int, int], tuple[int, int, int]]], mode: str, seed: int
+) -> None:
+    dims = (5, 4, 3)
+    values = np.random.default_rng(seed).random((*dims, 6))
+    src = np.asarray([f[0] for f in flows])
+    dst = np.asarray([f[1] for f in flows])
+    got = topology.path_sums(src, dst, dims, mode, values)
+    for k, (a, b) in enumerate(flows):
+        want = sum(
+            values[lk.x, lk.y, lk.z, lk.direction] for lk in topology.path_links(a, b, dims, mode)
+        )
+        assert got[k] == pytest.approx(want)
+
+
+# ------------------------------------------------------------------------------ workloads
+
+
+def demo() -> tuple[object, object, object]:
+    site = load_site(str(SITES / "demo.yaml"))[0]
+    plan = solve(site, "projection")
+    return site, plan, index_plan(site, plan)
+
+
+def test_file_per_process_one_rank_per_ost_in_order() -> None:
+    site, plan, ix = demo()
+    r = build_ranks(site, plan, ix, parse_inline("nodes=linear"))  # type: ignore[arg-type]
+    assert len(r.node) == 48 and r.node.tolist() == list(range(48))
+    assert r.pair_ost.tolist() == list(range(48)) and (r.pair_w == 1).all()
+
+
+def test_shared_file_pools_split_the_osts() -> None:
+    site, plan, ix = demo()
+    spec = parse_inline("pattern=shared-file,filesystems=scratch,files=2,stripe_count=0,ranks=10")
+    r = build_ranks(site, plan, ix, spec)  # type: ignore[arg-type]
+    # scratch has 36 OSTs: ranks 0-4 write to the first 18, 5-9 to the last 18, equal parts
+    assert len(r.ost_label) == 36 and r.ost_label[0] == "scratch-OST0000"
+    for j in range(10):
+        osts = r.pair_ost[r.pair_rank == j]
+        assert len(osts) == 18 and (osts < 18).all() == (j < 5)
+    assert np.bincount(r.pair_rank, weights=r.pair_w) == pytest.approx(np.ones(10))
+    # two file systems: ranks in proportion to their OSTs (36 and 12)
+    r = build_ranks(site, plan, ix, parse_inline("ranks=8"))  # type: ignore[arg-type]
+    assert np.bincount(r.pair_ost < 36).tolist() == [2, 6]
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("pattern=striped", "pattern must be one of"),
+        ("ranks=0", "ranks 0 is out of range"),
+        ("ranks=many", "ranks must be an integer"),
+        ("colour=red", "unknown key 'colour'"),
+        ("filesystems=nope", "no file system 'nope'"),
+        ("ranks=100000", "nodes wanted, the site has 96 clients"),
+    ],
+)
+def test_bad_workload_is_an_input_error(text: str, words: str) -> None:
+    site, plan, ix = demo()
+    with pytest.raises(InputError) as exc:
+        build_ranks(site, plan, ix, parse_inline(text))  # type: ignore[arg-type]
+    assert words in exc.value.diagnostics[0].message
+
+
+def test_workload_file_errors_carry_line_and_column(tmp_path: Path) -> None:
+    f = tmp_path / "w.yaml"
+    f.write_text("name: x\npattern: file-per-process\nranks: lots\n")
+    res = CliRunner().invoke(analyze_cmd, [str(SITES / "demo.yaml"), "--workload", str(f)])
+    assert res.exit_code == 2
+    assert f"{f}:3:" in res.output and "E-WORKLOAD" in res.output
+    assert "Traceback" not in res.output
+
+
+# -------------------------------------------------------------------------------- rates
+
+
+def test_parse_rate_units() -> None:
+    assert parse_rate("2.6 GB/s") == 2600.0
+    assert parse_rate("3020 MB/s") == 3020.0
+    assert parse_rate("1.1TB/s") == 1_100_000.0
+    with pytest.raises(ValueError):
+        parse_rate("3 Gbit/s")
+
+
+def test_inventory_rates_per_direction(tmp_path: Path) -> None:
+    text = (SITES / "demo.yaml").read_text()
+    f = tmp_path / "r.yaml"
+    f.write_text(
+        text + '\nrates:\n  torus_link: {x: "1 GB/s", y: "2 GB/s", z: "3 GB/s", "z-": "4 GB/s",'
+        ' source: "test"}\n  ost: {rate: "100 MB/s", source: "test"}\n'
+    )
+    site, diags = load_site(str(f))
+    assert site is not None, [d.format() for d in diags]
+    assert site.rates.torus_link is not None
+    assert [r.mb_s for r in site.rates.torus_link] == [1000, 1000, 2000, 2000, 3000, 4000]
+    assert site.rates.ost is not None and site.rates.ost.source == "test"
+    f.write_text(text + '\nrates:\n  torus_link: {x: "1 GB/s", y: "2 GB/s", source: "t"}\n')
+    with pytest.raises(InputError) as exc:
+        load_site(str(f))
+    bad = [d for d in exc.value.diagnostics if d.code == "E-RATES-TORUS"]
+    assert bad and "z+, z-" in bad[0].message and bad[0].path == "$.rates.torus_link"
+
+
+def test_no_rates_no_borrowed_figures() -> None:
+    """The demo site gives no rates: analyze prints n/a for saturation and bandwidth instead
+    of Spider's 3,020 / 180 MB/s (which Blue Waters used to be analysed with)."""
+    res = CliRunner().invoke(analyze_cmd, [str(SITES / "demo.yaml"), "--format", "json"])
+    assert res.exit_code in (0, 1), res.output
+    data = json.loads(res.output)
+    assert data["settings"]["link_mb_s"] is None and data["settings"]["saturation"] is None
+    assert [p["aggregate_mb_s"] for p in data["throughput"]] == [None, None]
+    text = CliRunner().invoke(analyze_cmd, [str(SITES / "demo.yaml")]).output
+    assert "3020" not in text and "n/a" in text
+
+
+def test_fat_tree_torus_is_na() -> None:
+    """Wolf has no torus: 'n/a', not a load of 0.0."""
+    res = CliRunner().invoke(analyze_cmd, [str(SITES / "wolf.yaml")])
+    assert "torus: n/a" in res.output
+    assert "torus n/a: not a torus" in res.output
+
+
+def test_prediction_on_the_demo_with_rates(tmp_path: Path) -> None:
+    """With only an OST rate, every rank of one-file-per-OST gets exactly that rate and the
+    bottleneck is the OST; reads the same."""
+    f = tmp_path / "r.yaml"
+    f.write_text(
+        (SITES / "demo.yaml").read_text() + '\nrates:\n  ost: {rate: "100 MB/s", source: "t"}\n'
+    )
+    site = load_site(str(f))[0]
+    assert site is not None
+    plan = solve(site, "projection")
+    for op in ("write", "read"):
+        p = predict(site, plan, parse_inline(f"op={op},nodes=random"))
+        assert p.aggregate_mb_s == pytest.approx(4800.0)
+        assert p.bottleneck is not None and p.bottleneck.kind == "ost"
+        assert "router" in p.unknown
