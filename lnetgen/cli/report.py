@@ -18,6 +18,8 @@ from lnetgen.cli.common import (
     progress_bars,
     quiet_option,
     site_argument,
+    workload_option,
+    workload_spec,
 )
 
 
@@ -58,6 +60,7 @@ from lnetgen.cli.common import (
     help="switch boxes drawn per strategy; the rest are summarized (default 24, 8 with --compare)",
 )
 @model_options
+@workload_option
 @quiet_option
 @handles_input_errors(writes=True)
 def command(
@@ -71,6 +74,7 @@ def command(
     link_mb_s: float | None,
     ost_mb_s: float | None,
     weight_by: str,
+    workload: str | None,
     quiet: bool,
 ) -> None:
     """Write one self-contained HTML file of pictures for the plan of SITE.
@@ -103,6 +107,7 @@ def command(
             raise click.BadParameter(
                 f"unknown {what} (known: {', '.join(known)})", param_hint="--strategies"
             )
+    spec = workload_spec(workload)
     site_obj, warnings = load_site(site)
     print_diags(warnings)
     if not compare:
@@ -120,6 +125,7 @@ def command(
         max_switches=max_switches,
         max_slices=max_slices,
         progress=progress_bars(quiet),
+        workload=spec,
     )
     html = render_html(report)
     write_file(out, html)

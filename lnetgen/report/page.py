@@ -9,6 +9,7 @@ are summarized in one line per fabric).
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 
@@ -24,6 +25,7 @@ from lnetgen.report.histograms import histogram_axes, link_hist, router_hist
 from lnetgen.report.solved import IntArray, Solved, Unsolved, solve_all
 from lnetgen.report.svg import fmt, pct
 from lnetgen.report.torus import heat_legend, heat_scale, torus_phases
+from lnetgen.throughput import DEFAULT, Prediction, WorkloadSpec
 from lnetgen.traffic.settings import mb_s, settings_for
 
 #: Default caps: switch boxes drawn per strategy, torus slices drawn per direction.
@@ -44,7 +46,7 @@ def _summary(site: Site, items: Sequence[Solved | Unsolved]) -> Table:
     torus = site.torus is not None
     for it in items:
         if isinstance(it, Unsolved):
-            rows.append((it.name, "not solvable", *([""] * (8 if torus else 6))))
+            rows.append((it.name, "not solvable", *([""] * (10 if torus else 8))))
             continue
         a = it.analysis
         fw = a.fabric.writes
@@ -62,6 +64,8 @@ def _summary(site: Site, items: Sequence[Solved | Unsolved]) -> Table:
             row.append(f"{fmt(float(it.loads[0].max()))} / {fmt(float(it.loads[1].max()))}")
             row.append(
                 str(int((it.loads[0] > sat + 1e-9).sum() + (it.loads[1] > sat + 1e-9).sum()))
+                if math.isfinite(sat)
+                else "n/a"
             )
         elif torus:
             row.extend(["-", "-"])
@@ -70,6 +74,7 @@ def _summary(site: Site, items: Sequence[Solved | Unsolved]) -> Table:
         )
         row.append(str(nm.routers_losing_a_net if nm is not None else 0))
         row.append(str(len(a.findings)))
+        row.extend(_predicted(a.throughput))
         rows.append(tuple(row))
     head = [
         "strategy",
@@ -81,12 +86,32 @@ def _summary(site: Site, items: Sequence[Solved | Unsolved]) -> Table:
     ]
     if torus:
         head += ["torus max w / r", "saturated links"]
-    head += ["N-1 worst lost / back", "routers losing a net", "findings"]
+    head += [
+        "N-1 worst lost / back",
+        "routers losing a net",
+        "findings",
+        "predicted write / read",
+        "bottleneck (writes)",
+    ]
     return Table(
         tuple(head),
         tuple(rows),
         tuple(i > 0 for i in range(len(head))),
     )
+
+
+def _predicted(preds: Sequence[Prediction]) -> list[str]:
+    """The predicted GB/s of writes / reads and the writes' bottleneck (lnetgen.throughput)."""
+    by = {p.op: p for p in preds}
+
+    def gb(op: str) -> str:
+        p = by.get(op)
+        return "n/a" if p is None or p.aggregate_mb_s is None else f"{p.aggregate_mb_s / 1000:.1f}"
+
+    w = by.get("write")
+    b = w.bottleneck if w is not None else None
+    neck = f"{b.kind} {b.name} ({pct(b.utilisation)})" if b is not None else "n/a"
+    return [f"{gb('write')} / {gb('read')} GB/s", neck]
 
 
 def _warnings(diags: Sequence[Diagnostic]) -> tuple[Message, ...]:
@@ -150,6 +175,7 @@ def build_report(
     max_switches: int | None = None,
     max_slices: int | None = None,
     progress: Progress = NO_PROGRESS,
+    workload: WorkloadSpec | None = DEFAULT,
 ) -> Report:
     """Solve ``site`` with each of ``strategies`` (one: a single-strategy report; more: the
     strategies side by side), analyze each plan, and lay out every picture.  ``warnings`` are
@@ -167,7 +193,7 @@ def build_report(
     max_slices = (
         max_slices if max_slices is not None else (COMPARE_MAX_SLICES if compare else MAX_SLICES)
     )
-    items = solve_all(site, strategies, settings, progress)
+    items = solve_all(site, strategies, settings, progress, workload)
     solved = [it for it in items if isinstance(it, Solved)]
     sat = settings.saturation
     # shared scales, so that strategies compare at a glance

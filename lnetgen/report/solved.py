@@ -26,6 +26,7 @@ from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.progress import NO_PROGRESS, Progress
 from lnetgen.strategies import SolveError
+from lnetgen.throughput import DEFAULT, WorkloadSpec
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -64,9 +65,14 @@ class Unsolved:
 
 
 def solve_all(
-    site: Site, strategies: Sequence[str], settings: Settings, progress: Progress = NO_PROGRESS
+    site: Site,
+    strategies: Sequence[str],
+    settings: Settings,
+    progress: Progress = NO_PROGRESS,
+    workload: WorkloadSpec | None = DEFAULT,
 ) -> list[Solved | Unsolved]:
-    """Each of ``strategies`` solved and analyzed, in order (one tick each)."""
+    """Each of ``strategies`` solved and analyzed (bandwidth of ``workload`` predicted), in
+    order (one tick each)."""
     out: list[Solved | Unsolved] = []
     tick = progress("strategies", len(strategies))
     for name in strategies:
@@ -77,7 +83,7 @@ def solve_all(
             tick()
             continue
         ix = index_plan(site, plan, settings)
-        a = analyze(site, plan, settings=settings, index=ix, torus=False)
+        a = analyze(site, plan, settings=settings, index=ix, torus=False, throughput=workload)
         out.append(Solved(name, plan, ix, a, link_load_arrays(ix), clients_per_router(ix)))
         tick()
     return out
