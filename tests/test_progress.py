@@ -92,7 +92,7 @@ def test_cli_output_is_unchanged_by_quiet(tmp_path: Path) -> None:
 
 
 def test_analyze_report_and_diff_tick(tmp_path: Path) -> None:
-    """analyze ticks its five stages, a report each strategy, diff each host's dumps."""
+    """analyze ticks its six stages, a report each strategy, diff each host's dumps."""
     from lnetgen.analyze import Settings, analyze
     from lnetgen.api import solve_site
     from lnetgen.live import read_live
@@ -101,7 +101,7 @@ def test_analyze_report_and_diff_tick(tmp_path: Path) -> None:
     site, plan, _ = solve_site(DEMO, "groups")
     rec = Recorder()
     analyze(site, plan, progress=rec)
-    assert rec.totals == {"analyzing": 5} and rec.ticks["analyzing"] == 5
+    assert rec.totals == {"analyzing": 6} and rec.ticks["analyzing"] == 6
     rec = Recorder()
     solve_all(site, ["groups", "baseline", "projection"], Settings(), rec)
     assert rec.totals == {"strategies": 3} and rec.ticks["strategies"] == 3

@@ -8,6 +8,7 @@ Register with ``for cmd in COMMANDS: main.add_command(cmd)``.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -111,10 +112,14 @@ def analyze_cmd(
 
 
 def _link_line(label: str, st: LinkStats, saturation: float) -> list[str]:
+    past = (
+        f"{st.saturated} link(s) above {num(saturation)}"
+        if math.isfinite(saturation)
+        else "saturation n/a"
+    )
     lines = [
         f"  {label}: max {num(st.max)}  p99 {num(st.p99)}  mean {num(st.mean, 3)} flows per "
-        f"link; {st.saturated} link(s) above {num(saturation)}; {st.used} of {st.links} links "
-        f"used; volume {num(st.volume, 1)} flow-hops"
+        f"link; {past}; {st.used} of {st.links} links used; volume {num(st.volume, 1)} flow-hops"
     ]
     if st.top:
         lines.append("    busiest: " + ", ".join(f"{n} {num(v)}" for n, v in st.top))

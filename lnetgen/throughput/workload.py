@@ -43,7 +43,7 @@ NODE_CHOICES = ("linear", "random", "placed")
 @dataclass(frozen=True)
 class WorkloadSpec:
     """What runs; see the module docstring.  ``ranks`` None: ``files_per_ost`` ranks per OST
-    (file-per-process) or one per OST (shared-file)."""
+    (file-per-process) or one per OST (shared-file), at most ``ranks_per_node`` per client."""
 
     name: str = "ior"
     pattern: str = "file-per-process"
@@ -183,10 +183,9 @@ def build_ranks(site: Site, plan: Plan, ix: PlanIndex, spec: WorkloadSpec) -> Ra
     nost = sum(sizes)
     if spec.ranks is not None:
         total = spec.ranks
-    elif spec.pattern == "file-per-process":
-        total = spec.files_per_ost * nost
-    else:
-        total = nost
+    else:  # one per OST (x files_per_ost), as many as the clients can hold
+        per_ost = spec.files_per_ost if spec.pattern == "file-per-process" else 1
+        total = min(per_ost * nost, len(site.clients) * spec.ranks_per_node)
     counts = _split(total, sizes)
     pr: list[IntArray] = []
     po: list[IntArray] = []
