@@ -266,6 +266,106 @@ def link_loads(
     return loads
 
 
+class Segment(NamedTuple):
+    """The moves of some flows along one axis in one direction, as runs on a doubled ring:
+    flow ``sel[i]`` covers positions ``lo[i] .. hi[i]-1`` (flat indices into an array of
+    ``shape``, the axis doubled) of direction ``direction``."""
+
+    axis: int
+    direction: int
+    sel: IntArray
+    lo: IntArray
+    hi: IntArray
+    shape: tuple[int, int, int]
+    lo_at: tuple[IntArray, IntArray, IntArray]  # the same positions as coordinates
+    hi_at: tuple[IntArray, IntArray, IntArray]
+
+
+class Runs(NamedTuple):
+    """Every flow's path as runs (:func:`runs`), to lay out loads or sum values many times."""
+
+    dims: tuple[int, int, int]
+    nflows: int
+    segments: tuple[Segment, ...]
+
+
+def runs(src: Any, dst: Any, dims: Sequence[int], mode: str) -> Runs:
+    """The paths of flows ``src[f] -> dst[f]`` as runs, computed once for
+    :func:`runs_loads` and :func:`runs_sums` (what :func:`link_loads` and :func:`path_sums`
+    do in one go)."""
+    d3 = _dims(dims)
+    mode = _mode(mode)
+    s = _coords(src, d3, "src")
+    t = _coords(dst, d3, "dst")
+    if s.shape != t.shape:
+        raise ValueError(f"src and dst must have the same shape, got {s.shape} and {t.shape}")
+    hops, positive, phase = _legs(s, t, d3, mode)
+    segs: list[Segment] = []
+    for axis in range(3):
+        n = d3[axis]
+        at = s.copy()
+        for k in (k for k in range(3) if k != axis):
+            done = phase[:, k] < phase[:, axis]
+            at[:, k] = np.where(done, t[:, k], s[:, k])
+        shape = list(d3)
+        shape[axis] = 2 * n
+        for negative in (False, True):
+            sel = np.nonzero((hops[:, axis] > 0) & (positive[:, axis] == (not negative)))[0]
+            if not len(sel):
+                continue
+            h = hops[sel, axis]
+            first = (s[sel, axis] - (h - 1) if negative else s[sel, axis]) % n
+            lo = at[sel].copy()
+            lo[:, axis] = first
+            hi = lo.copy()
+            hi[:, axis] = first + h
+            sh3 = (shape[0], shape[1], shape[2])
+            segs.append(
+                Segment(
+                    axis,
+                    2 * axis + int(negative),
+                    sel.astype(np.int64),
+                    np.asarray(np.ravel_multi_index(lo.T, sh3), dtype=np.int64),
+                    np.asarray(np.ravel_multi_index(hi.T, sh3), dtype=np.int64),
+                    sh3,
+                    (lo[:, 0], lo[:, 1], lo[:, 2]),
+                    (hi[:, 0], hi[:, 1], hi[:, 2]),
+                )
+            )
+    return Runs(d3, len(s), tuple(segs))
+
+
+def runs_loads(r: Runs, weights: FloatArray) -> FloatArray:
+    """Like :func:`link_loads` with float ``weights``, for precomputed runs."""
+    loads = np.zeros((*r.dims, 6))
+    for g in r.segments:
+        n = r.dims[g.axis]
+        size = g.shape[0] * g.shape[1] * g.shape[2]
+        w = weights[g.sel]
+        diff = np.bincount(g.lo, weights=w, minlength=size) - np.bincount(
+            g.hi, weights=w, minlength=size
+        )
+        run = np.cumsum(diff.reshape(g.shape), axis=g.axis)
+        loads[..., g.direction] += np.take(run, np.arange(n), axis=g.axis) + np.take(
+            run, np.arange(n, 2 * n), axis=g.axis
+        )
+    return loads
+
+
+def runs_sums(r: Runs, values: FloatArray) -> FloatArray:
+    """Like :func:`path_sums`, for precomputed runs."""
+    out = np.zeros(r.nflows)
+    for g in r.segments:
+        ring = values[..., g.direction]
+        doubled = np.concatenate([ring, ring], axis=g.axis)
+        pad = [(0, 0)] * 3
+        pad[g.axis] = (1, 0)
+        # prefix[..., i, ...] = the sum of the first i links along the axis
+        prefix = np.pad(np.cumsum(doubled, axis=g.axis), pad)
+        out[g.sel] += prefix[g.hi_at] - prefix[g.lo_at]
+    return out
+
+
 def path_sums(src: Any, dst: Any, dims: Sequence[int], mode: str, values: Any) -> FloatArray:
     """Per flow ``src[f] -> dst[f]``, the sum of ``values`` (shape (X, Y, Z, 6), one figure per
     directed link) over the links of its path -- the transpose of :func:`link_loads`.

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,17 +28,13 @@ INF = np.inf
 
 
 def problem(ranks: int, subs: list[tuple[int, float, list[int]]], cap: list[float]) -> Problem:
-    width = max(len(r) for _, _, r in subs)
-    res = np.full((len(subs), width), -1, dtype=np.int64)
-    for i, (_, _, r) in enumerate(subs):
-        res[i, : len(r)] = r
-    return Problem(
-        ranks,
-        np.asarray([s[0] for s in subs], dtype=np.int64),
-        np.asarray([s[1] for s in subs]),
-        res,
-        np.asarray(cap, dtype=np.float64),
-    )
+    """Subflows (rank, fraction of its rate, resources crossed) over resources ``cap``."""
+    rows = [r for _, _, res in subs for r in res]
+    cols = [k for k, _, res in subs for _ in res]
+    vals = [w for _, w, res in subs for _ in res]
+    use = sp.csr_matrix((vals, (rows, cols)), shape=(len(cap), ranks))
+    use.sum_duplicates()
+    return Problem(ranks, use, np.asarray(cap, dtype=np.float64))
 
 
 def test_max_min_two_ranks_one_capped() -> None:
@@ -81,21 +78,33 @@ def test_torus_link_shared_on_a_ring() -> None:
     dims = (4, 1, 1)
     src = np.asarray([[0, 0, 0], [0, 0, 0], [1, 0, 0]])
     dst = np.asarray([[1, 0, 0], [2, 0, 0], [0, 0, 0]])
-    tor = Torus(dims, "xyz", src, dst, np.full((*dims, 6), 10.0))
-    p = Problem(
-        3,
-        np.arange(3, dtype=np.int64),
-        np.ones(3),
-        np.full((3, 1), -1, dtype=np.int64),
-        np.zeros(0),
-        tor,
-    )
+    rank = np.arange(3, dtype=np.int64)
+    tor = Torus.build(dims, "xyz", rank, src, dst, np.ones(3), np.full((*dims, 6), 10.0))
+    p = Problem(3, sp.csr_matrix((0, 3)), np.zeros(0), tor)
     sh = max_min(p)
     assert sh.rate.tolist() == pytest.approx([5.0, 5.0, 10.0])
     assert (sh.frozen_by == -2).all()
 
 
 coords = st.tuples(st.integers(0, 4), st.integers(0, 3), st.integers(0, 2))
+
+
+def test_torus_rows_of_one_rank_and_pair_merge() -> None:
+    """A rank striped over two OSTs behind the same router: one path, weights summed."""
+    dims = (4, 1, 1)
+    src = np.asarray([[0, 0, 0], [0, 0, 0]])
+    dst = np.asarray([[2, 0, 0], [2, 0, 0]])
+    tor = Torus.build(
+        dims,
+        "xyz",
+        np.zeros(2, dtype=np.int64),
+        src,
+        dst,
+        np.full(2, 0.5),
+        np.full((*dims, 6), 10.0),
+    )
+    assert tor.runs.nflows == 1 and tor.w.tolist() == [1.0]
+    assert tor.loads(np.asarray([4.0]))[0, 0, 0, 0] == pytest.approx(4.0)
 
 
 @settings(max_examples=60, deadline=None)
@@ -112,6 +121,12 @@ def test_path_sums_is_the_transpose_of_link_loads(
     src = np.asarray([f[0] for f in flows])
     dst = np.asarray([f[1] for f in flows])
     got = topology.path_sums(src, dst, dims, mode, values)
+    runs = topology.runs(src, dst, dims, mode)
+    assert topology.runs_sums(runs, values) == pytest.approx(got)
+    w = values[..., 0].reshape(-1)[: len(flows)] + 0.0
+    assert topology.runs_loads(runs, w) == pytest.approx(
+        topology.link_loads(src, dst, dims, mode, weights=w)
+    )
     for k, (a, b) in enumerate(flows):
         want = sum(
             values[lk.x, lk.y, lk.z, lk.direction] for lk in topology.path_links(a, b, dims, mode)

@@ -2,9 +2,8 @@
 docs/throughput.md), each pinned within the tolerance fixed before the model ran: ±30 % on
 absolute GB/s, ±25 % on the ratio between two layouts, rankings exact.
 
-The shared-file case (seed 001 s2.D, 22,600 ranks x 144 OSTs) takes about a minute to predict
-today and is checked by ``bench/reproduce.py`` only; the cases marked not reproduced are in the
-table with their prediction and the reason, and are not pinned here.
+The cases marked not reproduced are in the table with their prediction and the reason, and
+are not pinned here.
 """
 
 from __future__ import annotations
@@ -17,8 +16,7 @@ import pytest
 from lnetgen.throughput.papers import ABSOLUTE, CASES, RATIO, RATIOS, Outcome, run
 
 SITES = str(Path(__file__).resolve().parent.parent / "sites")
-SLOW = {"bw-shared"}
-PINNED = [c for c in CASES if c.reproduced and c.key not in SLOW]
+PINNED = [c for c in CASES if c.reproduced]
 
 
 @cache

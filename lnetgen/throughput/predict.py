@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from lnetgen.model import Site
 from lnetgen.plan import Plan
@@ -126,10 +127,16 @@ def _build(site: Site, ix: PlanIndex, ranks: Ranks, fail: Sequence[str]) -> _Bui
     R, S = len(ix.routers), len(ix.servers)
     nnet, ncnet = len(ix.nets), len(ix.client_nets)
     client, server = ix.sides()
-    # expand (rank, OST) pairs over the routers that carry them
     p_rank, p_ost, p_w = ranks.pair_rank, ranks.pair_ost, ranks.pair_w
+    if rates.ost is None:  # OSTs limit nothing: one pair per (rank, server) is enough
+        key = p_rank * S + ranks.ost_server[p_ost]
+        ukey, inv = np.unique(key, return_inverse=True)
+        p_w = np.bincount(inv, weights=p_w, minlength=len(ukey)).astype(np.float64)
+        p_rank, p_srv, p_ost = ukey // S, ukey % S, np.full(len(ukey), -1, dtype=np.int64)
+    else:
+        p_srv = ranks.ost_server[p_ost]
     p_node = ranks.node[p_rank]
-    p_srv = ranks.ost_server[p_ost]
+    # expand the pairs over the routers that carry them
     if op == "write":
         sh = shares(client, evaluate(client.rows, client.nkeys, mask))
         cls = ix.client_class[p_node]
@@ -144,34 +151,43 @@ def _build(site: Site, ix: PlanIndex, ranks: Ranks, fail: Sequence[str]) -> _Bui
         owner, row = sh.rows_of(keys)
         keep = (grp[owner] >= 0) & (kn[owner] >= 0)
     owner, row = owner[keep], row[keep]
-    sub_pair = owner
     sub_router = sh.router[row]
     sub_w = p_w[owner] * sh.share[row]
-    sub_rank = p_rank[sub_pair]
-    nsub = len(sub_pair)
+    sub_rank = p_rank[owner]
+    sub_srv = p_srv[owner]
 
     names: list[tuple[str, str]] = []
     caps: list[float] = []
+    rows: list[IntArray] = []
     cols: list[IntArray] = []
+    vals: list[FloatArray] = []
     used: set[str] = set()
 
     def add(kind: str, labels: Sequence[str], cap_each: FloatArray, ids: IntArray) -> None:
-        """Resources ``labels`` of ``kind``; subflow s crosses ``ids[s]`` (-1: none)."""
+        """Resources ``labels`` of ``kind``; subflow s crosses ``ids[s]`` (-1: none).  Kinds
+        whose rate is unknown are noted and left out: they limit nothing."""
+        on = ids >= 0
+        if not on.any():
+            return
+        used.add(kind)
+        if not np.isfinite(cap_each).any():
+            return
         base = len(names)
         names.extend((kind, lab) for lab in labels)
         caps.extend(cap_each.tolist())
-        cols.append(np.where(ids >= 0, ids + base, -1))
-        if (ids >= 0).any():
-            used.add(kind)
+        rows.append(ids[on] + base)
+        cols.append(sub_rank[on])
+        vals.append(sub_w[on])
 
     def rate(kind: str) -> float:
         r = rates.get(RATE_OF[kind])
         return r.mb_s if r is not None else np.inf
 
     nodes, node_ix = np.unique(ranks.node, return_inverse=True)
+    names_of = ix.site.clients.names
     add(
         "injection",
-        [ix.site.clients.names[i] for i in nodes.tolist()],
+        [names_of[i] for i in nodes.tolist()],
         np.full(len(nodes), rate("injection")),
         node_ix[sub_rank],
     )
@@ -181,20 +197,33 @@ def _build(site: Site, ix: PlanIndex, ranks: Ranks, fail: Sequence[str]) -> _Bui
     leaf_id = {lab: k for k, lab in enumerate(leaves)}
     uplinks = np.asarray([_leaf_of(site, lab)[1] for lab in leaves], dtype=np.float64)
     r_leaf = np.asarray([leaf_id[lab] for lab in ix.router_leaf], dtype=np.int64)[sub_router]
-    s_leaf = np.asarray([leaf_id[lab] for lab in ix.server_leaf], dtype=np.int64)[p_srv[sub_pair]]
+    s_leaf = np.asarray([leaf_id[lab] for lab in ix.server_leaf], dtype=np.int64)[sub_srv]
     cross = r_leaf != s_leaf
     up_leaf = r_leaf if op == "write" else s_leaf
     down_leaf = s_leaf if op == "write" else r_leaf
     # a leaf without uplinks (a TOR): the crossing goes through a core lnetgen does not know
-    per_link = rate("leaf uplinks")
-    ucap = np.where(uplinks > 0, np.maximum(uplinks, 1) * per_link, np.inf)
+    ucap = np.where(uplinks > 0, np.maximum(uplinks, 1) * rate("leaf uplinks"), np.inf)
     add("leaf uplinks", leaves, ucap, np.where(cross & (uplinks[up_leaf] > 0), up_leaf, -1))
     add("leaf downlinks", leaves, ucap, np.where(cross & (uplinks[down_leaf] > 0), down_leaf, -1))
-    sub_srv = p_srv[sub_pair]
     add("server port", list(ix.servers), np.full(S, rate("server port")), sub_srv)
     add("oss", list(ix.servers), np.full(S, rate("oss")), sub_srv)
-    add("ost", list(ranks.ost_label), np.full(len(ranks.ost_label), rate("ost")), p_ost[sub_pair])
+    if rates.ost is not None:
+        add("ost", list(ranks.ost_label), np.full(len(ranks.ost_label), rate("ost")), p_ost[owner])
+    else:
+        used.add("ost")
 
+    nres = len(names)
+    use = sp.csr_matrix(
+        (
+            np.concatenate(vals) if vals else np.zeros(0),
+            (
+                np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64),
+                np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64),
+            ),
+        ),
+        shape=(nres, len(ranks.node)),
+    )
+    use.sum_duplicates()
     torus: Torus | None = None
     t = site.torus
     if t is not None and rates.torus_link is not None and ix.router_coords is not None:
@@ -204,15 +233,8 @@ def _build(site: Site, ix: PlanIndex, ranks: Ranks, fail: Sequence[str]) -> _Bui
         c_chip = site.clients.coords[ranks.node[sub_rank]].astype(np.int64)
         r_chip = ix.router_coords[sub_router].astype(np.int64)
         src, dst = (c_chip, r_chip) if op == "write" else (r_chip, c_chip)
-        torus = Torus(t.dims, t.routing, src, dst, link_cap)
-    problem = Problem(
-        len(ranks.node),
-        sub_rank.astype(np.int64),
-        sub_w.astype(np.float64),
-        np.stack(cols, axis=1) if nsub else np.zeros((0, len(cols)), dtype=np.int64),
-        np.asarray(caps, dtype=np.float64),
-        torus,
-    )
+        torus = Torus.build(t.dims, t.routing, sub_rank, src, dst, sub_w, link_cap)
+    problem = Problem(len(ranks.node), use, np.asarray(caps, dtype=np.float64), torus)
     return _Built(problem, tuple(names), frozenset(used))
 
 
@@ -232,7 +254,7 @@ def predict(
     p = built.problem
     sh = max_min(p)
     bounded = np.isfinite(sh.rate) & (sh.frozen_by != -1)
-    served = np.bincount(p.sub_rank, minlength=p.nranks) > 0
+    served = p.served
     torus_note = _torus_note(site)
     unknown = tuple(
         k for k in KINDS if k in built.kinds_used and site.rates.get(RATE_OF[k]) is None
@@ -279,10 +301,9 @@ def _torus_note(site: Site) -> str:
 
 
 def _bounds(p: Problem, built: _Built) -> dict[str, float]:
-    """Per kind: the sum of the finite capacities of the resources the workload crosses."""
+    """Per kind: the sum of the capacities of the resources the workload crosses."""
     out: dict[str, float] = {}
-    res = p.sub_res[p.sub_res >= 0]
-    touched = np.unique(res)
+    touched = np.nonzero(np.asarray(p.use.getnnz(axis=1) > 0).reshape(-1))[0]
     for kind in KINDS:
         ids = [int(r) for r in touched.tolist() if built.names[r][0] == kind]
         caps = p.cap[ids] if ids else np.zeros(0)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from lnetgen import topology
 from lnetgen.traffic.settings import BoolArray, FloatArray, IntArray
@@ -33,31 +34,85 @@ FULL = 1e-9
 
 @dataclass(frozen=True, eq=False)
 class Torus:
-    """The torus part of the subflows: chips (S, 3) of each subflow's ends (rows of -1 for a
-    subflow that does not cross the torus) and each directed link's capacity (X, Y, Z, 6)."""
+    """The torus part: each *entry* is a rank's share (``w``) of traffic between one pair of
+    chips (``pair``, an index into ``runs``, the distinct chip pairs' dimension-order paths);
+    ``cap`` is each directed link's capacity (X, Y, Z, 6)."""
 
     dims: tuple[int, int, int]
-    routing: str
-    src: IntArray
-    dst: IntArray
+    runs: topology.Runs
+    rank: IntArray
+    pair: IntArray
+    w: FloatArray
     cap: FloatArray
+
+    @classmethod
+    def build(
+        cls,
+        dims: tuple[int, int, int],
+        routing: str,
+        rank: IntArray,
+        src: IntArray,
+        dst: IntArray,
+        w: FloatArray,
+        cap: FloatArray,
+    ) -> Torus:
+        """From one row per (rank, src chip, dst chip) share; rows that repeat a rank's pair
+        are merged and each distinct pair's path is laid out once."""
+        chips = dims[0] * dims[1] * dims[2]
+        flat_s = np.ravel_multi_index(src.T, dims).astype(np.int64)
+        flat_d = np.ravel_multi_index(dst.T, dims).astype(np.int64)
+        pair_key = flat_s * chips + flat_d
+        keys, pair = np.unique(pair_key, return_inverse=True)
+        entry_key = rank.astype(np.int64) * len(keys) + pair
+        ekeys, inv = np.unique(entry_key, return_inverse=True)
+        ew = np.bincount(inv, weights=w, minlength=len(ekeys))
+        ps = np.stack(np.unravel_index(keys // chips, dims), axis=1)
+        pd = np.stack(np.unravel_index(keys % chips, dims), axis=1)
+        return cls(
+            dims,
+            topology.runs(ps, pd, dims, routing),
+            (ekeys // len(keys)).astype(np.int64),
+            (ekeys % len(keys)).astype(np.int64),
+            ew.astype(np.float64),
+            cap,
+        )
+
+    def loads(self, rate: FloatArray) -> FloatArray:
+        """Per link, what ranks at ``rate`` put on it."""
+        per_pair = np.bincount(
+            self.pair, weights=self.w * rate[self.rank], minlength=self.runs.nflows
+        ).astype(np.float64)
+        return topology.runs_loads(self.runs, per_pair)
+
+    def ranks_on(self, links: FloatArray, nranks: int) -> BoolArray:
+        """Per rank: whether one of its paths crosses a link where ``links`` > 0."""
+        hit = topology.runs_sums(self.runs, links) > 0
+        out = np.zeros(nranks, dtype=bool)
+        out[self.rank[hit[self.pair]]] = True
+        return out
 
 
 @dataclass(frozen=True, eq=False)
 class Problem:
-    """Ranks, their subflows and what the subflows cross.
+    """Ranks and what they cross.
 
-    ``sub_rank[s]``: the rank subflow ``s`` belongs to; ``sub_w[s]``: its fraction of the
-    rank's rate; ``sub_res[s, :]``: resource ids it crosses (-1 pads); ``cap[r]``: capacity of
-    resource ``r`` (MB/s; ``inf`` where the rate is not known).
+    ``use[r, k]``: what resource ``r`` carries per MB/s of rank ``k`` (the fractions of its
+    subflows through ``r``, summed); ``cap[r]``: its capacity (MB/s; ``inf`` where the rate is
+    not known); ``torus``: the torus links, or None.
     """
 
     nranks: int
-    sub_rank: IntArray
-    sub_w: FloatArray
-    sub_res: IntArray
+    use: sp.csr_matrix
     cap: FloatArray
     torus: Torus | None = None
+
+    @property
+    def served(self) -> BoolArray:
+        """Ranks with a path (a resource or a torus link): the others have no route."""
+        out = np.asarray(self.use.getnnz(axis=0) > 0).reshape(-1)
+        if self.torus is not None:
+            out[self.torus.rank] = True
+        return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,24 +127,6 @@ class Shares:
     link_load: FloatArray | None
 
 
-def _spread(p: Problem, weights: FloatArray) -> tuple[FloatArray, FloatArray | None]:
-    """What each resource (and torus link) carries when subflow ``s`` carries ``weights[s]``."""
-    res = p.sub_res
-    ok = res >= 0
-    per = np.broadcast_to(weights[:, None], res.shape)
-    load = np.bincount(res[ok], weights=per[ok], minlength=len(p.cap)).astype(np.float64)
-    link: FloatArray | None = None
-    if p.torus is not None:
-        t = p.torus
-        on = t.src[:, 0] >= 0
-        link = np.zeros((*t.dims, 6))
-        if on.any():
-            link = topology.link_loads(
-                t.src[on], t.dst[on], t.dims, t.routing, weights=weights[on]
-            ).astype(np.float64)
-    return load, link
-
-
 def max_min(p: Problem, alive: BoolArray | None = None) -> Shares:
     """Max-min fair rates of the ranks in ``alive`` (all by default; the others get 0).  A
     rank no known capacity limits gets ``inf``."""
@@ -99,19 +136,17 @@ def max_min(p: Problem, alive: BoolArray | None = None) -> Shares:
     frozen_by = np.full(n, -1, dtype=np.int64)
     load = np.zeros(len(p.cap))
     tor = p.torus
-    link = np.zeros((*tor.dims, 6)) if tor is not None else np.zeros((1, 1, 1, 6))
-    on_torus: BoolArray = (
-        np.asarray(tor.src[:, 0] >= 0, dtype=bool) if tor is not None else np.zeros(0, dtype=bool)
-    )
-    nsub = len(p.sub_rank)
+    link = np.zeros((*tor.dims, 6)) if tor is not None else None
+    use_t = p.use.T.tocsr()
     active = live.copy()
     while active.any():
-        grow = p.sub_w * active[p.sub_rank]
-        d_load, d_link = _spread(p, grow)
+        grow = active.astype(np.float64)
+        d_load = np.asarray(p.use @ grow).reshape(-1)
+        d_link = tor.loads(grow) if tor is not None else None
         with np.errstate(divide="ignore", invalid="ignore"):
             room = np.where(d_load > 0, (p.cap - load) / d_load, np.inf)
             step = float(room.min()) if len(room) else np.inf
-            if tor is not None and d_link is not None:
+            if tor is not None and d_link is not None and link is not None:
                 lroom = np.where(d_link > 0, (tor.cap - link) / d_link, np.inf)
                 step = min(step, float(lroom.min()))
         if not np.isfinite(step):
@@ -121,40 +156,32 @@ def max_min(p: Problem, alive: BoolArray | None = None) -> Shares:
         rate[active] += step
         load += step * d_load
         full = (d_load > 0) & (load >= p.cap * (1 - FULL))
-        hit_res = np.append(full, False)[p.sub_res]  # -1 pads index the appended False
-        sub_hit: BoolArray = np.asarray(hit_res.any(axis=1), dtype=bool)
-        first = np.where(sub_hit, p.sub_res[np.arange(nsub), hit_res.argmax(axis=1)], -1)
-        if tor is not None and d_link is not None:
+        if not full.any() and len(room) and float(room.min()) <= step:
+            full[int(np.argmin(room))] = True  # float noise kept it a hair short of full
+        # per rank: the first full resource it crosses (use^T restricted to full columns)
+        by_res = use_t[:, np.nonzero(full)[0]]
+        hit = np.asarray(by_res.getnnz(axis=1) > 0).reshape(-1)
+        first = np.full(n, -1, dtype=np.int64)
+        if hit.any():
+            idx = np.nonzero(full)[0]
+            coo = by_res.tocoo()
+            first[coo.row[::-1]] = idx[coo.col[::-1]]
+        if tor is not None and d_link is not None and link is not None:
             link += step * d_link
-            lfull = ((d_link > 0) & (link >= tor.cap * (1 - FULL))).astype(np.float64)
-            crossed = np.zeros(nsub, dtype=bool)
-            if on_torus.any() and lfull.any():
-                sums = topology.path_sums(
-                    tor.src[on_torus], tor.dst[on_torus], tor.dims, tor.routing, lfull
-                )
-                crossed[on_torus] = sums > 0
-            first = np.where(~sub_hit & crossed, -2, first)
-            sub_hit = sub_hit | crossed
-        sub_hit = sub_hit & (grow > 0)
-        stop = np.zeros(n, dtype=bool)
-        stop[p.sub_rank[sub_hit]] = True
-        stop &= active
-        if not stop.any():  # float noise kept the tightest resource a hair short of full
-            tight = int(np.argmin(room)) if len(room) else -1
-            stop[p.sub_rank[(p.sub_res == tight).any(axis=1) & (grow > 0)]] = True
-            stop &= active
-            first = np.full(nsub, int(tight))
-            if not stop.any():
-                break
-        # the resource that froze each rank: a full one on one of its subflows
-        by = np.full(n, -1, dtype=np.int64)
-        hit_idx = np.nonzero(sub_hit)[0][::-1]
-        by[p.sub_rank[hit_idx]] = first[hit_idx]
-        frozen_by[stop] = by[stop]
+            lfull = (d_link > 0) & (link >= tor.cap * (1 - FULL))
+            if lfull.any():
+                on = tor.ranks_on(lfull.astype(np.float64), n)
+                first = np.where(~hit & on, -2, first)
+                hit |= on
+        stop = hit & active
+        if not stop.any():
+            break
+        frozen_by[stop] = first[stop]
         active &= ~stop
     rate[~live] = 0.0
     finite = np.where(np.isfinite(rate), rate, 0.0)
-    final_load, final_link = _spread(p, p.sub_w * finite[p.sub_rank])
+    final_load = np.asarray(p.use @ finite).reshape(-1)
+    final_link = tor.loads(finite) if tor is not None else None
     return Shares(rate, frozen_by, final_load, final_link)
 
 
