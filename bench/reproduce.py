@@ -54,7 +54,46 @@ def main(argv: list[str]) -> int:
         print(f"| {a} / {b} | {m:.2f} | {r:.2f} | {'agrees' if same else 'DISAGREES'} |")
     print()
     print(f"absolute tolerance ±{100 * ABSOLUTE:.0f} %")
+    print()
+    sensitivity(sites)
     return 0
+
+
+def sensitivity(sites: str) -> None:
+    """Spider's widow1 cases again: with SeaStar's arbitration without packet age, and with
+    the clients numbered z-fastest instead of the invented x-fastest (a second variant of the
+    site), to show how much the inventions decide."""
+    import tempfile
+
+    from lnetgen.api import load_plan
+    from lnetgen.throughput import parse_inline, predict
+
+    text = Path(sites, "spider.yaml").read_text(encoding="utf-8")
+    old = "coordinates: {rule: linear, order: xyz, skip_routers: true}"
+    assert old in text
+    with tempfile.TemporaryDirectory() as tmp:
+        zyx = Path(tmp, "spider.yaml")
+        zyx.write_text(text.replace(old, old.replace("xyz", "zyx")), encoding="utf-8")
+        print("Spider widow1, writes, GB/s as IOR reports it (slowest / fastest rank time):")
+        print()
+        print("| layout | nodes | fair, x-fastest | age arbitration, x-fastest | fair, z-fastest |")
+        print("|---|---|---|---|---|")
+        for strategy in ("baseline", "round-robin", "projection"):
+            plans = {
+                "x": load_plan(str(Path(sites, "spider.yaml")), strategy, None)[:2],
+                "z": load_plan(str(zyx), strategy, None)[:2],
+            }
+            for nodes in ("linear", "placed"):
+                if strategy == "baseline" and nodes == "placed":
+                    continue  # baseline has no nearest router to place by
+                spec = parse_inline(f"filesystems=widow1,nodes={nodes}")
+                cells = []
+                for variant, arb in (("x", "fair"), ("x", "age"), ("z", "fair")):
+                    site, plan = plans[variant]
+                    p = predict(site, plan, spec, arbitration=arb)
+                    a, spread = p.aggregate_mb_s, p.slowest_over_fastest
+                    cells.append("n/a" if a is None else f"{a / 1000:.1f} ({spread or 0:.2f})")
+                print(f"| {strategy} | {nodes} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -256,3 +256,34 @@ def test_prediction_on_the_demo_with_rates(tmp_path: Path) -> None:
         assert p.aggregate_mb_s == pytest.approx(4800.0)
         assert p.bottleneck is not None and p.bottleneck.kind == "ost"
         assert "router" in p.unknown
+
+
+def test_age_arbitration_halves_per_hop() -> None:
+    """Seed 000 s4 on a ring: two ranks share the X+ link (0,0,0) -> (1,0,0) of capacity 30,
+    one 1 hop from its router, one 2 hops.  Fair: 15 each.  Age: weights 1/2 and 1/4, so
+    20 and 10 while both run; IOR's time is the same (the link is busy either way)."""
+    dims = (8, 1, 1)
+    src = np.asarray([[0, 0, 0], [0, 0, 0]])
+    dst = np.asarray([[1, 0, 0], [2, 0, 0]])
+    rank = np.arange(2, dtype=np.int64)
+    tor = Torus.build(dims, "xyz", rank, src, dst, np.ones(2), np.full((*dims, 6), 30.0))
+    p = Problem(2, sp.csr_matrix((0, 2)), np.zeros(0), tor)
+    assert max_min(p).rate.tolist() == pytest.approx([15.0, 15.0])
+    weight = np.exp2(-tor.rank_hops(2))
+    assert weight.tolist() == [0.5, 0.25]
+    assert max_min(p, weight=weight).rate.tolist() == pytest.approx([20.0, 10.0])
+    fair, age = completion(p).max(), completion(p, weight=weight).max()
+    assert fair == pytest.approx(age) == pytest.approx(2 / 30)
+
+
+def test_analyze_arbitration_option_on_spider() -> None:
+    """--arbitration age widens the spread of unplaced projection on Spider's widow1 and says
+    so in the header; an unknown value is a usage error."""
+    args = [str(SITES / "spider.yaml"), "--workload", "filesystems=widow1,nodes=linear", "-q"]
+    res = CliRunner().invoke(analyze_cmd, [*args, "--arbitration", "age", "--format", "json"])
+    assert res.exit_code in (0, 1), res.output
+    age = json.loads(res.output)["throughput"][0]
+    assert age["arbitration"] == "age"
+    assert age["rank_min_mb_s"] < 1.0 and age["slowest_over_fastest"] > 2.0
+    bad = CliRunner().invoke(analyze_cmd, [*args, "--arbitration", "oldest"])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output

@@ -66,6 +66,7 @@ def analyze(
     ports: bool = True,
     torus: bool = True,
     throughput: WorkloadSpec | None = DEFAULT,
+    arbitration: str = "fair",
     progress: Progress = NO_PROGRESS,
 ) -> Analysis:
     """Analyze ``plan`` on ``site``: storage-fabric crossings, torus loads, failures.
@@ -76,7 +77,8 @@ def analyze(
     ``ports`` False skips the per-router link figures (one ``link_loads`` call per router and
     phase) for batched calls: same link loads, faster; ``torus`` False skips the torus.
     ``throughput`` is the IOR workload whose bandwidth is predicted, as a write and as a read
-    (None: no prediction).
+    (None: no prediction); ``arbitration`` "age" models SeaStar's arbitration without packet
+    age (``lnetgen.throughput.predict``).
     Raises ``InputError`` when the plan does not match the site or a name is unknown.
     """
     settings = settings or settings_for(site)
@@ -97,7 +99,14 @@ def analyze(
     predicted: tuple[Prediction, ...] = ()
     if throughput is not None:
         predicted = tuple(
-            predict(site, plan, replace(throughput, op=op), fail=failed, index=ix)
+            predict(
+                site,
+                plan,
+                replace(throughput, op=op),
+                fail=failed,
+                index=ix,
+                arbitration=arbitration,
+            )
             for op in ("write", "read")
         )
     tick()

@@ -63,6 +63,14 @@ def _pct(x: float) -> str:
 @click.option("--all", "show_all", is_flag=True, help="list every hurt pair and every router")
 @model_options
 @workload_option
+@click.option(
+    "--arbitration",
+    type=click.Choice(["fair", "age"]),
+    default="fair",
+    show_default=True,
+    help="torus links share fairly, or as SeaStar without packet age: a stream H hops away "
+    "gets 2^-H of a near one's share (seed 000 s4)",
+)
 @quiet_option
 @handles_input_errors()
 def analyze_cmd(
@@ -77,6 +85,7 @@ def analyze_cmd(
     ost_mb_s: float | None,
     weight_by: str,
     workload: str | None,
+    arbitration: str,
     quiet: bool,
 ) -> None:
     """Predict congestion and check failures for the plan of SITE.
@@ -100,6 +109,7 @@ def analyze_cmd(
         fail=fail,
         settings=model_settings(site_obj, link_mb_s, ost_mb_s, weight_by),
         throughput=spec,
+        arbitration=arbitration,
         progress=progress_bars(quiet),
     )
     if fmt == "json":
@@ -220,7 +230,8 @@ def throughput_lines(preds: Sequence[Prediction]) -> list[str]:
     out = [
         "",
         f"predicted bandwidth: {first.workload.replace(', write', '')}, {first.ranks} ranks on "
-        f"{first.nodes} nodes; torus {first.torus}",
+        f"{first.nodes} nodes; torus {first.torus}"
+        + ("; SeaStar arbitration without packet age" if first.arbitration == "age" else ""),
     ]
     for p in preds:
         line = f"  {p.op + 's':<6}: {gb_s(p.aggregate_mb_s)} as IOR reports it"

@@ -103,6 +103,7 @@ class Prediction:
     bound_mb_s: dict[str, float]
     unknown: tuple[str, ...]
     torus: str  # "modelled", or why not ("n/a: fat tree", "n/a: no torus link rates")
+    arbitration: str = "fair"  # "age": SeaStar's arbitration without packet age
 
 
 @dataclass(frozen=True, eq=False)
@@ -245,14 +246,21 @@ def predict(
     *,
     fail: Sequence[str] = (),
     index: PlanIndex | None = None,
+    arbitration: str = "fair",
 ) -> Prediction:
     """Predict ``spec`` on ``plan`` (see the module docstring); ``InputError`` when the
-    workload cannot run on the site."""
+    workload cannot run on the site.  ``arbitration="age"``: SeaStar's arbitration without
+    packet age -- a rank ``H`` torus hops from its router gets ``2^-H`` of a near rank's share
+    wherever they meet (``lnetgen.throughput.share``); "fair" otherwise, and on a site without
+    a modelled torus."""
     ix = index or index_plan(site, plan)
     ranks = build_ranks(site, plan, ix, spec)
     built = _build(site, ix, ranks, fail)
     p = built.problem
-    sh = max_min(p)
+    weight = None
+    if arbitration == "age" and p.torus is not None:
+        weight = np.exp2(-p.torus.rank_hops(p.nranks))
+    sh = max_min(p, weight=weight)
     bounded = np.isfinite(sh.rate) & (sh.frozen_by != -1)
     served = p.served
     torus_note = _torus_note(site)
@@ -268,7 +276,7 @@ def predict(
             None, None, None, None, None, None, None, bounds, unknown, torus_note,
         )  # fmt: skip
     rate = sh.rate[served]
-    done = completion(p)[served]
+    done = completion(p, weight=weight)[served]
     aggregate = float(rate.size / done.max())
     slow = int(np.argmin(sh.rate + np.where(served, 0, np.inf)))
     neck = _bottleneck(p, built, sh.frozen_by, sh.load, sh.link_load, slow)
@@ -289,6 +297,7 @@ def predict(
         bound_mb_s=bounds,
         unknown=unknown,
         torus=torus_note,
+        arbitration="age" if weight is not None else "fair",
     )
 
 

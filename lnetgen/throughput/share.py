@@ -9,8 +9,10 @@ and, on a torus, the links of its dimension-order path.  A resource of capacity 
 
 Rates are max-min fair (progressive filling): every unfrozen rank grows at the same pace until
 some resource is full; the ranks through it are frozen at that rate; repeat.  This is the
-fluid picture of fair arbitration at every resource; SeaStar's age-based arbitration is the
-``age`` weighting in ``lnetgen.throughput.predict``.
+fluid picture of fair arbitration at every resource.  SeaStar's arbitration without packet age
+(seed 000 s4: each merge point halves what comes from further away, ``B_link / 2^H`` for a
+stream ``H`` hops away) is the weighted form: a rank ``H`` torus hops from its router grows at
+``2^-H`` of the pace (``arbitration="age"`` in ``lnetgen.throughput.predict``).
 
 IOR reports bytes moved / time of the slowest rank.  With equal files, ranks that finish free
 their share for the rest: :func:`completion` replays that (re-sharing whenever ranks finish;
@@ -44,6 +46,13 @@ class Torus:
     pair: IntArray
     w: FloatArray
     cap: FloatArray
+    hops: IntArray  # per distinct pair: its path length
+
+    def rank_hops(self, nranks: int) -> FloatArray:
+        """Per rank, the hops of its torus paths, averaged by the share each carries."""
+        w = np.bincount(self.rank, weights=self.w, minlength=nranks)
+        h = np.bincount(self.rank, weights=self.w * self.hops[self.pair], minlength=nranks)
+        return np.asarray(np.where(w > 0, h / np.where(w > 0, w, 1.0), 0.0), dtype=np.float64)
 
     @classmethod
     def build(
@@ -75,6 +84,7 @@ class Torus:
             (ekeys % len(keys)).astype(np.int64),
             ew.astype(np.float64),
             cap,
+            topology.flow_hops(ps, pd, dims) if len(ps) else np.zeros(0, dtype=np.int64),
         )
 
     def loads(self, rate: FloatArray) -> FloatArray:
@@ -127,9 +137,10 @@ class Shares:
     link_load: FloatArray | None
 
 
-def max_min(p: Problem, alive: BoolArray | None = None) -> Shares:
+def max_min(p: Problem, alive: BoolArray | None = None, weight: FloatArray | None = None) -> Shares:
     """Max-min fair rates of the ranks in ``alive`` (all by default; the others get 0).  A
-    rank no known capacity limits gets ``inf``."""
+    rank no known capacity limits gets ``inf``.  ``weight`` makes it weighted: unfrozen rank
+    ``k`` grows at ``weight[k]`` times the common pace (SeaStar's age arbitration)."""
     n = p.nranks
     live: BoolArray = np.ones(n, dtype=bool) if alive is None else alive.copy()
     rate = np.zeros(n)
@@ -140,24 +151,29 @@ def max_min(p: Problem, alive: BoolArray | None = None) -> Shares:
     use_t = p.use.T.tocsr()
     active = live.copy()
     while active.any():
-        grow = active.astype(np.float64)
+        grow = np.asarray(active * (weight if weight is not None else 1.0), dtype=np.float64)
         d_load = np.asarray(p.use @ grow).reshape(-1)
         d_link = tor.loads(grow) if tor is not None else None
+        if d_link is not None and d_link.size:
+            # the difference-array layout leaves ~1e-16 residues on idle links: not load
+            d_link = np.where(d_link > 1e-12 * float(d_link.max()), d_link, 0.0)
+        lroom = None
         with np.errstate(divide="ignore", invalid="ignore"):
             room = np.where(d_load > 0, (p.cap - load) / d_load, np.inf)
             step = float(room.min()) if len(room) else np.inf
             if tor is not None and d_link is not None and link is not None:
                 lroom = np.where(d_link > 0, (tor.cap - link) / d_link, np.inf)
                 step = min(step, float(lroom.min()))
+        # the constraint(s) that set the step are full, whatever float noise says
+        tight = step + 1e-12 * abs(step)
         if not np.isfinite(step):
             rate[active] = np.inf  # nothing known limits the rest
             break
         step = max(step, 0.0)
-        rate[active] += step
+        rate[active] += step * grow[active]
         load += step * d_load
         full = (d_load > 0) & (load >= p.cap * (1 - FULL))
-        if not full.any() and len(room) and float(room.min()) <= step:
-            full[int(np.argmin(room))] = True  # float noise kept it a hair short of full
+        full |= room <= tight
         # per rank: the first full resource it crosses (use^T restricted to full columns)
         by_res = use_t[:, np.nonzero(full)[0]]
         hit = np.asarray(by_res.getnnz(axis=1) > 0).reshape(-1)
@@ -169,6 +185,8 @@ def max_min(p: Problem, alive: BoolArray | None = None) -> Shares:
         if tor is not None and d_link is not None and link is not None:
             link += step * d_link
             lfull = (d_link > 0) & (link >= tor.cap * (1 - FULL))
+            if lroom is not None:
+                lfull |= lroom <= tight
             if lfull.any():
                 on = tor.ranks_on(lfull.astype(np.float64), n)
                 first = np.where(~hit & on, -2, first)
@@ -185,7 +203,9 @@ def max_min(p: Problem, alive: BoolArray | None = None) -> Shares:
     return Shares(rate, frozen_by, final_load, final_link)
 
 
-def completion(p: Problem, batch: float = 0.01, max_rounds: int = 400) -> FloatArray:
+def completion(
+    p: Problem, batch: float = 0.01, max_rounds: int = 400, weight: FloatArray | None = None
+) -> FloatArray:
     """When each rank finishes streaming one unit of data (MB: the times are in seconds per MB
     of each rank's file), re-sharing the capacities whenever ranks finish.
 
@@ -201,7 +221,7 @@ def completion(p: Problem, batch: float = 0.01, max_rounds: int = 400) -> FloatA
     for _ in range(max_rounds):
         if not alive.any():
             return done_at
-        sh = max_min(p, alive)
+        sh = max_min(p, alive, weight)
         r = sh.rate
         alive &= np.isfinite(r)  # no known limit: done at once
         if not alive.any():
@@ -218,6 +238,6 @@ def completion(p: Problem, batch: float = 0.01, max_rounds: int = 400) -> FloatA
         left[finish] = 0.0
         alive &= ~finish
     if alive.any():
-        sh = max_min(p, alive)
+        sh = max_min(p, alive, weight)
         done_at[alive] = now + left[alive] / np.maximum(sh.rate[alive], 1e-300)
     return done_at
