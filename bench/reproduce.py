@@ -40,18 +40,19 @@ def main(argv: list[str]) -> int:
     print()
     print(f"Ratios between layouts (tolerance ±{100 * RATIO:.0f} %, ranking exact):")
     print()
-    print("| pair | measured | predicted | ranking |")
-    print("|---|---|---|---|")
+    print("| pair | measured | predicted | ranking | ratio within ±25 % |")
+    print("|---|---|---|---|---|")
     for a, b in RATIOS:
         oa, ob = got[a], got[b]
         m = oa.case.measured_gb_s / ob.case.measured_gb_s
         pa, pb = oa.predicted_gb_s, ob.predicted_gb_s
         if pa is None or pb is None:
-            print(f"| {a} / {b} | {m:.2f} | n/a | n/a |")
+            print(f"| {a} / {b} | {m:.2f} | n/a | n/a | n/a |")
             continue
         r = pa / pb
         same = (m > 1) == (r > 1) if abs(m - 1) > 0.02 else abs(r - 1) <= 0.02
-        print(f"| {a} / {b} | {m:.2f} | {r:.2f} | {'agrees' if same else 'DISAGREES'} |")
+        within = "yes" if abs(r / m - 1) <= RATIO else "no"
+        print(f"| {a} / {b} | {m:.2f} | {r:.2f} | {'agrees' if same else 'DISAGREES'} | {within} |")
     print()
     print(f"absolute tolerance ±{100 * ABSOLUTE:.0f} %")
     print()

@@ -18,7 +18,15 @@ _RATE = re.compile(r"^([0-9]+(?:\.[0-9]+)?) ?(MB/s|GB/s|TB/s)$")
 #: Torus link directions, in ``lnetgen.topology.DIRECTIONS`` order, as the inventory spells them.
 DIRECTION_KEYS: tuple[str, ...] = ("x+", "x-", "y+", "y-", "z+", "z-")
 #: The single-rate components, in the order reports list them.
-COMPONENTS: tuple[str, ...] = ("injection", "router", "ib_link", "uplink", "oss", "ost")
+COMPONENTS: tuple[str, ...] = (
+    "injection",
+    "fabric_link",
+    "router",
+    "ib_link",
+    "uplink",
+    "oss",
+    "ost",
+)
 
 
 def parse_rate(text: str) -> float:
@@ -46,6 +54,7 @@ class Rates:
 
     torus_link: tuple[Rate, ...] | None = None
     injection: Rate | None = None
+    fabric_link: Rate | None = None
     router: Rate | None = None
     ib_link: Rate | None = None
     uplink: Rate | None = None

@@ -694,6 +694,23 @@ def wolf() -> list[str]:
         "  attach:",
         *[line for item in topo_attach for line in item],
         "",
+        "# Rates: the slides expected ~55 GB/s from the 24 IO nodes, so 2.3 GB/s each; the",
+        "# 12800-360 is QDR InfiniBand, whose data rate is an assumption here.  The invented",
+        "# storage side has no rates: n/a.",
+        *rates(
+            None,
+            "",
+            {
+                "fabric_link": (
+                    "4 GB/s",
+                    "assumption: InfiniBand 4x QDR data rate (32 Gbit/s), one way",
+                ),
+                "router": (
+                    "2.3 GB/s",
+                    "seed 002: ~55 GB/s expected from the 24 IO nodes (55 / 24)",
+                ),
+            },
+        ),
         "fabrics:",
         "  - name: wolf-ib",
         "    role: compute",

@@ -227,7 +227,7 @@ def test_no_rates_no_borrowed_figures() -> None:
     of Spider's 3,020 / 180 MB/s (which Blue Waters used to be analysed with)."""
     res = CliRunner().invoke(analyze_cmd, [str(SITES / "demo.yaml"), "--format", "json"])
     assert res.exit_code in (0, 1), res.output
-    data = json.loads(res.output)
+    data = json.loads(res.stdout)
     assert data["settings"]["link_mb_s"] is None and data["settings"]["saturation"] is None
     assert [p["aggregate_mb_s"] for p in data["throughput"]] == [None, None]
     text = CliRunner().invoke(analyze_cmd, [str(SITES / "demo.yaml")]).output
@@ -282,8 +282,34 @@ def test_analyze_arbitration_option_on_spider() -> None:
     args = [str(SITES / "spider.yaml"), "--workload", "filesystems=widow1,nodes=linear", "-q"]
     res = CliRunner().invoke(analyze_cmd, [*args, "--arbitration", "age", "--format", "json"])
     assert res.exit_code in (0, 1), res.output
-    age = json.loads(res.output)["throughput"][0]
+    age = json.loads(res.stdout)["throughput"][0]
     assert age["arbitration"] == "age"
     assert age["rank_min_mb_s"] < 1.0 and age["slowest_over_fastest"] > 2.0
     bad = CliRunner().invoke(analyze_cmd, [*args, "--arbitration", "oldest"])
     assert bad.exit_code == 2 and "Traceback" not in bad.output
+
+
+def test_opensm_routes_need_a_fabric_client_side() -> None:
+    res = CliRunner().invoke(analyze_cmd, [str(SITES / "demo.yaml"), "--opensm", "none"])
+    assert res.exit_code == 2
+    assert "not on an InfiniBand fabric" in res.output and "Traceback" not in res.output
+
+
+def test_opensm_routes_share_the_spine_port_on_wolf() -> None:
+    """Seed 002 by hand: without settings OpenSM sends every route of a leaf to the IO nodes
+    (all on port 18) through one spine port, so the 64 contiguous nodes (wolf001-064, on the
+    first four line cards) share four 4 GB/s uplinks; with the recorded fix they do not."""
+    from lnetgen.fabric.simulate import missing_tools
+
+    if missing_tools():
+        pytest.skip(f"needs {', '.join(missing_tools())} (.ci/run installs them)")
+    args = [str(SITES / "wolf.yaml"), "--workload", "ranks=64,stripe_count=96", "-q"]
+    res = CliRunner().invoke(analyze_cmd, [*args, "--opensm", "none", "--format", "json"])
+    before = json.loads(res.stdout)["throughput"][0]
+    assert before["bottleneck"]["kind"] == "fabric link"
+    assert before["bottleneck"]["name"].endswith("port 36")  # port 18's spine, as seed 002 saw
+    res = CliRunner().invoke(analyze_cmd, [*args, "--opensm", "recorded", "--format", "json"])
+    after = json.loads(res.stdout)["throughput"][0]
+    assert after["bottleneck"]["kind"] == "router"
+    assert after["aggregate_mb_s"] == pytest.approx(21 * 2300)  # 21 OSS-side routers x 2.3 GB/s
+    assert before["aggregate_mb_s"] < 0.4 * after["aggregate_mb_s"]

@@ -24,8 +24,17 @@ def outcome(key: str) -> Outcome:
     return run(next(c for c in CASES if c.key == key), SITES)
 
 
+def _needs_opensm(key: str) -> None:
+    from lnetgen.fabric.simulate import missing_tools
+
+    case = next(c for c in CASES if c.key == key)
+    if case.opensm and missing_tools():
+        pytest.skip(f"OpenSM simulation needs {', '.join(missing_tools())} (.ci/run installs them)")
+
+
 @pytest.mark.parametrize("key", [c.key for c in PINNED])
 def test_reproduced_within_tolerance(key: str) -> None:
+    _needs_opensm(key)
     out = outcome(key)
     assert out.error is not None, "no prediction: a rate on the path is missing"
     assert abs(out.error) <= ABSOLUTE, (
@@ -36,6 +45,20 @@ def test_reproduced_within_tolerance(key: str) -> None:
 def test_unreproduced_cases_say_why() -> None:
     for c in CASES:
         assert c.reproduced or len(c.why_not) > 40, c.key
+
+
+def test_wolf_fix_ratio() -> None:
+    """Seed 002: contiguous jobs after the fix over before (55 / 17), from OpenSM's simulated
+    forwarding tables.  (Non-contiguous over contiguous before the fix ranks right but is
+    predicted 2.83 against 2.21 measured: outside the ratio tolerance, in the table only.)"""
+    a, b = RATIOS[-1]
+    _needs_opensm(a)
+    oa, ob = outcome(a), outcome(b)
+    assert oa.predicted_gb_s is not None and ob.predicted_gb_s is not None
+    measured = oa.case.measured_gb_s / ob.case.measured_gb_s
+    predicted = oa.predicted_gb_s / ob.predicted_gb_s
+    assert predicted > 1
+    assert abs(predicted / measured - 1) <= RATIO
 
 
 def test_ratio_projection_over_round_robin_placed() -> None:

@@ -23,6 +23,7 @@ from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.progress import NO_PROGRESS, Progress
 from lnetgen.throughput import DEFAULT, Prediction, WorkloadSpec, predict
+from lnetgen.throughput.fabric import FabricRoutes
 from lnetgen.traffic.findings import Finding
 from lnetgen.traffic.flows import traffic
 from lnetgen.traffic.index import PlanIndex, index_plan
@@ -67,6 +68,7 @@ def analyze(
     torus: bool = True,
     throughput: WorkloadSpec | None = DEFAULT,
     arbitration: str = "fair",
+    fabric_routes: FabricRoutes | None = None,
     progress: Progress = NO_PROGRESS,
 ) -> Analysis:
     """Analyze ``plan`` on ``site``: storage-fabric crossings, torus loads, failures.
@@ -78,7 +80,8 @@ def analyze(
     phase) for batched calls: same link loads, faster; ``torus`` False skips the torus.
     ``throughput`` is the IOR workload whose bandwidth is predicted, as a write and as a read
     (None: no prediction); ``arbitration`` "age" models SeaStar's arbitration without packet
-    age (``lnetgen.throughput.predict``).
+    age (``lnetgen.throughput.predict``); ``fabric_routes`` the compute fabric's OpenSM routes
+    on a fat-tree client side (``lnetgen.throughput.fabric``).
     Raises ``InputError`` when the plan does not match the site or a name is unknown.
     """
     settings = settings or settings_for(site)
@@ -106,6 +109,7 @@ def analyze(
                 fail=failed,
                 index=ix,
                 arbitration=arbitration,
+                fabric_routes=fabric_routes,
             )
             for op in ("write", "read")
         )

@@ -33,11 +33,17 @@ from lnetgen.cli.common import (
 )
 from lnetgen.cli.place import format_placement, place_clients_cmd, place_group, place_osts_cmd
 from lnetgen.cli.siteplan import format_option, load_plan, model_settings, num, plan_option
-from lnetgen.throughput import Prediction
-from lnetgen.traffic.settings import mb_s
 
 if TYPE_CHECKING:  # the library is imported lazily at run time
     from lnetgen.analyze import Analysis, CompareRow, LinkStats
+    from lnetgen.model import Site
+    from lnetgen.throughput import Prediction
+    from lnetgen.throughput.fabric import FabricRoutes
+
+
+def mb_s(x: float | None) -> str:
+    """A rate for a caption: ``"3020 MB/s"``, or ``"n/a"`` when unknown."""
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:g} MB/s"
 
 
 def _pct(x: float) -> str:
@@ -71,6 +77,14 @@ def _pct(x: float) -> str:
     help="torus links share fairly, or as SeaStar without packet age: a stream H hops away "
     "gets 2^-H of a near one's share (seed 000 s4)",
 )
+@click.option(
+    "--opensm",
+    type=click.Choice(["recorded", "none"]),
+    default=None,
+    help="on a fat-tree client side, route the compute fabric as OpenSM does: simulate it "
+    "(ibsim) with the inventory's recorded OpenSM settings or none, and share its links "
+    "among the ranks (needs opensm and ibsim)",
+)
 @quiet_option
 @handles_input_errors()
 def analyze_cmd(
@@ -86,6 +100,7 @@ def analyze_cmd(
     weight_by: str,
     workload: str | None,
     arbitration: str,
+    opensm: str | None,
     quiet: bool,
 ) -> None:
     """Predict congestion and check failures for the plan of SITE.
@@ -103,6 +118,7 @@ def analyze_cmd(
 
     spec = workload_spec(workload)
     site_obj, plan = load_plan(site, strategy, plan_path, force)
+    routes = _fabric_routes(site_obj, opensm) if opensm else None
     result = analyze(
         site_obj,
         plan,
@@ -110,6 +126,7 @@ def analyze_cmd(
         settings=model_settings(site_obj, link_mb_s, ost_mb_s, weight_by),
         throughput=spec,
         arbitration=arbitration,
+        fabric_routes=routes,
         progress=progress_bars(quiet),
     )
     if fmt == "json":
@@ -119,6 +136,21 @@ def analyze_cmd(
             click.echo(line)
     lost = result.failure is not None and any(p.status == LOST for p in result.failure.pairs)
     sys.exit(EXIT_FINDINGS if (result.findings or lost) else EXIT_OK)
+
+
+def _fabric_routes(site: Site, settings: str) -> FabricRoutes:
+    """The compute fabric's simulated routes for ``--opensm``; exit 2 when the site has no
+    fat-tree client side or OpenSM cannot run."""
+    from lnetgen.diagnostics import UsageError, usage
+    from lnetgen.fabric.simulate import SimError
+    from lnetgen.throughput.fabric import simulated_routes
+
+    if not site.client_fabric:
+        raise UsageError([usage("--opensm", "the site's clients are not on an InfiniBand fabric")])
+    try:
+        return simulated_routes(site, settings)
+    except SimError as exc:
+        raise UsageError([usage("--opensm", str(exc))]) from None
 
 
 def _link_line(label: str, st: LinkStats, saturation: float) -> list[str]:

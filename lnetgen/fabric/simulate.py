@@ -92,6 +92,10 @@ class SimResult:
     health: Health
     seconds: float = 0.0
     log_errors: list[str] = field(default_factory=list)
+    # OpenSM's forwarding tables ({switch GUID: {LID: out port}}) and the hosts' LIDs, to
+    # follow any route again (lnetgen.fabric.trace.host_paths)
+    tables: dict[int, dict[int, int]] = field(default_factory=dict, repr=False)
+    lids: dict[int, int] = field(default_factory=dict, repr=False)
 
 
 # ----------------------------------------------------------------------------- processes
@@ -306,4 +310,6 @@ def simulate(
         health,
         round(time.monotonic() - start, 1),
         errors,
+        tables,
+        lids,
     )

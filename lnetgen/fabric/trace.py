@@ -180,6 +180,41 @@ def count_routes(
     return direction(a_hosts, b_hosts), direction(b_hosts, a_hosts)
 
 
+def host_paths(
+    lay: Layout,
+    tables: dict[int, dict[int, int]],
+    lids: dict[int, int],
+    pairs: list[tuple[str, str]],
+) -> dict[tuple[str, str], tuple[str, ...] | None]:
+    """For (source host, destination host) names: the directed links the route crosses, as
+    ``"<chip label> port <n>"`` for each switch hop and the last leaf's port down to the
+    destination, with ``"<host> port"`` for the source's own cable; None when the tables do
+    not lead there."""
+    tracer = _Tracer(lay, tables, lids)
+    by_name = {h.name: h for h in lay.hosts}
+    out: dict[tuple[str, str], tuple[str, ...] | None] = {}
+    for a, b in pairs:
+        src, dst = by_name.get(a), by_name.get(b)
+        if src is None or dst is None:
+            out[(a, b)] = None
+            continue
+        leaf = tracer.leaf(src)
+        hops = tracer.path(leaf, dst)
+        if hops is None:
+            out[(a, b)] = None
+            continue
+        at = leaf  # the switch that sends it down dst's cable: dst's leaf
+        if hops:
+            peer, _ = tracer.links[hops[-1]]
+            at = tracer.guid_of[peer]
+        down = tracer.tables.get(at, {}).get(tracer.lids.get(dst.guid, -1))
+        links = [f"{a} port"]
+        links += [f"{tracer.label.get(sw, hex(sw))} port {p}" for sw, p in hops]
+        links.append(f"{tracer.label.get(at, hex(at))} port {down}")
+        out[(a, b)] = tuple(links)
+    return out
+
+
 def route_health(lay: Layout, tables: dict[int, dict[int, int]], lids: dict[int, int]) -> Health:
     """Trace every (leaf, destination host) path; see :class:`Health`.
 

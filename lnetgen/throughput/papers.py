@@ -31,9 +31,13 @@ class Case:
     measured_gb_s: float
     reproduced: bool
     why_not: str = ""
+    opensm: str = ""  # a fat-tree compute fabric routed by OpenSM: "none" or "recorded" settings
 
 
 SPIDER_W1 = "filesystems=widow1"
+#: Seed 002's test: 64 nodes, one rank each, files striped over every OST (lfs setstripe -c -1)
+#: so that every IO node serves, as the slides' ~55 GB/s expectation assumes.
+WOLF = "ranks=64,stripe_count=96,nodes=linear"
 CASES: tuple[Case, ...] = (
     Case(
         "spider-baseline",
@@ -134,6 +138,50 @@ CASES: tuple[Case, ...] = (
         771.0,
         True,
     ),
+    Case(
+        "wolf-contiguous-before",
+        "002",
+        "64 contiguous nodes, OpenSM ftree without settings",
+        "wolf",
+        "groups",
+        WOLF,
+        17.0,
+        True,
+        opensm="none",
+    ),
+    Case(
+        "wolf-scattered-before",
+        "002",
+        "64 non-contiguous nodes, OpenSM ftree without settings",
+        "wolf",
+        "groups",
+        WOLF.replace("linear", "random"),
+        37.5,
+        True,
+        opensm="none",
+    ),
+    Case(
+        "wolf-contiguous-after",
+        "002",
+        "64 contiguous nodes, OpenSM with the recorded fix",
+        "wolf",
+        "groups",
+        WOLF,
+        55.0,
+        True,
+        opensm="recorded",
+    ),
+    Case(
+        "wolf-scattered-after",
+        "002",
+        "64 non-contiguous nodes, OpenSM with the recorded fix",
+        "wolf",
+        "groups",
+        WOLF.replace("linear", "random"),
+        55.0,
+        True,
+        opensm="recorded",
+    ),
 )
 
 
@@ -163,7 +211,12 @@ def run(case: Case, sites_dir: str) -> Outcome:
     from lnetgen.api import load_plan
 
     site, plan, _ = load_plan(f"{sites_dir}/{case.site}.yaml", case.strategy, None)
-    return Outcome(case, predict(site, plan, parse_inline(case.workload)))
+    routes = None
+    if case.opensm:
+        from lnetgen.throughput.fabric import simulated_routes
+
+        routes = simulated_routes(site, case.opensm)
+    return Outcome(case, predict(site, plan, parse_inline(case.workload), fabric_routes=routes))
 
 
 #: Pairs of cases whose ratio the seeds measured: (numerator, denominator).  The first is held
@@ -175,4 +228,6 @@ RATIOS: tuple[tuple[str, str], ...] = (
     ("spider-projection-placed", "spider-projection"),
     ("spider-rr-placed", "spider-rr"),
     ("bw-fpp", "bw-shared"),
+    ("wolf-scattered-before", "wolf-contiguous-before"),
+    ("wolf-contiguous-after", "wolf-contiguous-before"),
 )

@@ -18,7 +18,7 @@ choice (a leaf's uplinks are pooled), read-ahead and write-back caches.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +27,7 @@ import scipy.sparse as sp
 from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.rates import Rates
+from lnetgen.throughput.fabric import FabricRoutes
 from lnetgen.throughput.share import Problem, Torus, completion, max_min
 from lnetgen.throughput.workload import Ranks, WorkloadSpec, build_ranks
 from lnetgen.traffic import IntArray, PlanIndex, index_plan
@@ -37,6 +38,7 @@ from lnetgen.traffic.settings import FloatArray, rounded
 #: Resource kinds, in the order ids are numbered.
 KINDS = (
     "injection",
+    "fabric link",
     "router",
     "router port",
     "leaf uplinks",
@@ -48,6 +50,7 @@ KINDS = (
 #: The ``Rates`` field behind each kind (uplinks: per link, times the leaf's uplink count).
 RATE_OF = {
     "injection": "injection",
+    "fabric link": "fabric_link",
     "router": "router",
     "router port": "ib_link",
     "leaf uplinks": "uplink",
@@ -121,7 +124,13 @@ def _leaf_of(site: Site, label: str) -> tuple[str, int]:
     return label, (lf.uplinks if lf is not None else 0)
 
 
-def _build(site: Site, ix: PlanIndex, ranks: Ranks, fail: Sequence[str]) -> _Built:
+def _build(
+    site: Site,
+    ix: PlanIndex,
+    ranks: Ranks,
+    fail: Sequence[str],
+    fabric_routes: FabricRoutes | None = None,
+) -> _Built:
     rates: Rates = site.rates
     op = ranks.spec.op
     mask = failed_mask(ix, resolve_failures(ix.plan, fail) if fail else ())
@@ -164,21 +173,29 @@ def _build(site: Site, ix: PlanIndex, ranks: Ranks, fail: Sequence[str]) -> _Bui
     vals: list[FloatArray] = []
     used: set[str] = set()
 
-    def add(kind: str, labels: Sequence[str], cap_each: FloatArray, ids: IntArray) -> None:
-        """Resources ``labels`` of ``kind``; subflow s crosses ``ids[s]`` (-1: none).  Kinds
-        whose rate is unknown are noted and left out: they limit nothing."""
+    def add(
+        kind: str,
+        labels: Sequence[str],
+        cap_each: FloatArray,
+        ids: IntArray,
+        subs: IntArray | None = None,
+    ) -> None:
+        """Resources ``labels`` of ``kind``; subflow s crosses ``ids[s]`` (-1: none), or
+        with ``subs`` subflow ``subs[i]`` crosses ``ids[i]``.  Kinds whose rate is unknown are
+        noted and left out: they limit nothing."""
         on = ids >= 0
         if not on.any():
             return
         used.add(kind)
         if not np.isfinite(cap_each).any():
             return
+        which = subs[on] if subs is not None else np.nonzero(on)[0]
         base = len(names)
         names.extend((kind, lab) for lab in labels)
         caps.extend(cap_each.tolist())
         rows.append(ids[on] + base)
-        cols.append(sub_rank[on])
-        vals.append(sub_w[on])
+        cols.append(sub_rank[which])
+        vals.append(sub_w[which])
 
     def rate(kind: str) -> float:
         r = rates.get(RATE_OF[kind])
@@ -192,6 +209,8 @@ def _build(site: Site, ix: PlanIndex, ranks: Ranks, fail: Sequence[str]) -> _Bui
         np.full(len(nodes), rate("injection")),
         node_ix[sub_rank],
     )
+    if fabric_routes is not None and site.torus is None:
+        _fabric_links(ix, ranks, op, fabric_routes, sub_rank, sub_router, add, rate("fabric link"))
     add("router", list(ix.routers), np.full(R, rate("router")), sub_router)
     add("router port", list(ix.routers), np.full(R, rate("router port")), sub_router)
     leaves = sorted(set(ix.router_leaf) | set(ix.server_leaf))
@@ -239,6 +258,38 @@ def _build(site: Site, ix: PlanIndex, ranks: Ranks, fail: Sequence[str]) -> _Bui
     return _Built(problem, tuple(names), frozenset(used))
 
 
+def _fabric_links(
+    ix: PlanIndex,
+    ranks: Ranks,
+    op: str,
+    routes: FabricRoutes,
+    sub_rank: IntArray,
+    sub_router: IntArray,
+    add: Callable[[str, Sequence[str], FloatArray, IntArray, IntArray], None],
+    cap: float,
+) -> None:
+    """The compute fabric's links on each subflow's route (client <-> its router), as
+    ``fabric link`` resources; a route OpenSM left out adds nothing."""
+    names = ix.site.clients.names
+    node = ranks.node[sub_rank]
+    key = node * len(ix.routers) + sub_router
+    ukey, inv = np.unique(key, return_inverse=True)
+    link_id: dict[str, int] = {}
+    per_pair: list[list[int]] = []
+    for k in ukey.tolist():
+        c, r = names[k // len(ix.routers)], ix.routers[k % len(ix.routers)]
+        path = routes.paths.get((c, r) if op == "write" else (r, c)) or ()
+        per_pair.append([link_id.setdefault(lk, len(link_id)) for lk in path])
+    labels = sorted(link_id, key=link_id.__getitem__)
+    width = max((len(p) for p in per_pair), default=0)
+    table = np.full((len(per_pair), max(width, 1)), -1, dtype=np.int64)
+    for i, p in enumerate(per_pair):
+        table[i, : len(p)] = p
+    per_sub = table[inv]  # (subflows, width)
+    subs = np.repeat(np.arange(len(inv), dtype=np.int64), per_sub.shape[1])
+    add("fabric link", labels, np.full(len(labels), cap), per_sub.reshape(-1), subs)
+
+
 def predict(
     site: Site,
     plan: Plan,
@@ -247,15 +298,17 @@ def predict(
     fail: Sequence[str] = (),
     index: PlanIndex | None = None,
     arbitration: str = "fair",
+    fabric_routes: FabricRoutes | None = None,
 ) -> Prediction:
     """Predict ``spec`` on ``plan`` (see the module docstring); ``InputError`` when the
     workload cannot run on the site.  ``arbitration="age"``: SeaStar's arbitration without
     packet age -- a rank ``H`` torus hops from its router gets ``2^-H`` of a near rank's share
     wherever they meet (``lnetgen.throughput.share``); "fair" otherwise, and on a site without
-    a modelled torus."""
+    a modelled torus.  ``fabric_routes``: on a fat-tree client side, the compute fabric's
+    routes (``lnetgen.throughput.fabric``) whose links the ranks then share."""
     ix = index or index_plan(site, plan)
     ranks = build_ranks(site, plan, ix, spec)
-    built = _build(site, ix, ranks, fail)
+    built = _build(site, ix, ranks, fail, fabric_routes)
     p = built.problem
     weight = None
     if arbitration == "age" and p.torus is not None:
