@@ -270,3 +270,6 @@ main.add_command(_report.command)
 from lnetgen.cli import collect as _collect  # noqa: E402
 
 main.add_command(_collect.command)
+from lnetgen.cli import advise as _advise  # noqa: E402
+
+main.add_command(_advise.advise_group)

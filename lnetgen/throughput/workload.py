@@ -56,6 +56,7 @@ class WorkloadSpec:
     seed: int = 0
     stripe_count: int = 1  # shared-file: 0 = the whole pool
     files: int = 1
+    osts: str = ""  # OST indices to use ("0-11,24-35"), of the one file system named
 
     def label(self) -> str:
         parts = [self.pattern, self.op, f"nodes={self.nodes}"]
@@ -65,6 +66,8 @@ class WorkloadSpec:
 
 
 _INT_KEYS = {"ranks", "files_per_ost", "ranks_per_node", "seed", "stripe_count", "files"}
+#: Keys whose value may hold commas: inline, only as the last key (``osts=0-11,24-35``).
+_LIST_KEYS = ("osts",)
 _KEYS = tuple(f.name for f in fields(WorkloadSpec))
 
 
@@ -101,15 +104,21 @@ def spec_from_mapping(data: Mapping[str, object], where: str = "--workload") -> 
 
 
 def parse_inline(text: str) -> WorkloadSpec:
-    """``key=value,key=value`` (file systems joined with ``+``)."""
+    """``key=value,key=value`` (file systems joined with ``+``; a list such as
+    ``osts=0-11,24-35`` runs on over the commas until the next ``key=``)."""
     data: dict[str, object] = {}
+    last = ""
     for part in text.split(","):
         if not part.strip():
             continue
         key, eq, value = part.partition("=")
         if not eq:
+            if last in _LIST_KEYS:
+                data[last] = f"{data[last]},{part.strip()}"
+                continue
             raise input_error("E-WORKLOAD", f"--workload: {part!r} is not key=value")
-        data[key.strip()] = value.strip()
+        last = key.strip()
+        data[last] = value.strip()
     return spec_from_mapping(data)
 
 
@@ -157,6 +166,33 @@ def _osts(site: Site, ix: PlanIndex, wanted: Sequence[str]) -> dict[str, list[tu
     return out
 
 
+def _restrict(
+    per_fs: dict[str, list[tuple[int, int]]], text: str
+) -> dict[str, list[tuple[int, int]]]:
+    """Only the OSTs ``text`` lists ("0-11,24-35", indices as ``lfs setstripe -o`` takes
+    them), of the one file system chosen."""
+    if len(per_fs) != 1:
+        raise input_error("E-WORKLOAD", "--workload: osts needs one file system (filesystems=NAME)")
+    want: set[int] = set()
+    for part in text.split(","):
+        lo, dash, hi = part.strip().partition("-")
+        try:
+            a, b = int(lo, 0), int(hi, 0) if dash else int(lo, 0)
+        except ValueError:
+            raise input_error(
+                "E-WORKLOAD", f"--workload: osts: {part!r} is not an index or range"
+            ) from None
+        if b < a or b - a > 100_000:
+            raise input_error("E-WORKLOAD", f"--workload: osts: bad range {part!r}")
+        want.update(range(a, b + 1))
+    ((fs, osts),) = per_fs.items()
+    have = {o for o, _ in osts}
+    missing = sorted(want - have)
+    if missing:
+        raise input_error("E-WORKLOAD", f"--workload: {fs} has no OST {missing[0]}")
+    return {fs: [(o, s) for o, s in osts if o in want]}
+
+
 def _split(total: int, sizes: Sequence[int]) -> list[int]:
     """``total`` split in proportion to ``sizes`` (largest remainder, ties to the first)."""
     whole = sum(sizes)
@@ -172,6 +208,8 @@ def build_ranks(site: Site, plan: Plan, ix: PlanIndex, spec: WorkloadSpec) -> Ra
     """The ranks of ``spec`` on ``site``; ``InputError`` (E-WORKLOAD) when it cannot run
     (too few clients, an unknown file system, placement that cannot be honoured)."""
     per_fs = _osts(site, ix, spec.filesystems)
+    if spec.osts:
+        per_fs = _restrict(per_fs, spec.osts)
     labels: list[str] = []
     servers: list[int] = []
     base: dict[str, int] = {}

@@ -1,0 +1,135 @@
+"""``lnetgen advise``: what a site should change, judged by the throughput model -- printed
+from the data ``lnetgen.advise`` returns."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from lnetgen.cli.common import (
+    EXIT_OK,
+    STRATEGY_OPT,
+    force_option,
+    handles_input_errors,
+    site_argument,
+)
+from lnetgen.cli.siteplan import format_option, load_plan, plan_option
+
+if TYPE_CHECKING:  # the library is imported lazily at run time
+    from lnetgen.advise import StripeAdvice
+    from lnetgen.throughput import Prediction
+
+
+@click.group("advise")
+def advise_group() -> None:
+    """Advice a site can act on: how to stripe files (``stripes``), where to put routers
+    (``routers``), each with the bandwidth the model predicts for it."""
+
+
+def _gb(p: Prediction | None) -> str:
+    if p is None or p.aggregate_mb_s is None:
+        return "n/a"
+    return f"{p.aggregate_mb_s / 1000:.1f} GB/s"
+
+
+def format_stripes(a: StripeAdvice) -> list[str]:
+    """The text of ``lnetgen advise stripes``."""
+    out = [
+        f"site {a.site}  strategy {a.strategy}  file system {a.fs}: {a.osts} OSTs, "
+        f"{a.group_osts} behind each storage net (LNet group)",
+        f"  stripe count {a.stripe_count}: a multiple of {a.group_osts}, so every group's "
+        f"routers carry an equal share (seed 001), within the limit {a.max_stripe}",
+    ]
+    if a.pools:
+        out.append(
+            f"  {len(a.pools)} pools of whole groups ({a.osts} OSTs > {a.max_stripe}); run the "
+            "lctl lines on the MGS:"
+        )
+    if a.job:
+        out.append(f"  the job {a.job}: the {a.stripe_count} OSTs of the groups nearest to it")
+    out.extend(f"    {c}" for c in a.commands)
+    for n in a.notes:
+        out.append(f"  note: {n}")
+    out.append(
+        f"  predicted, a shared file written by {a.ranks} rank(s): {_gb(a.advised)} with this "
+        f"advice, {_gb(a.default)} with Lustre's default layout (stripe count 1)"
+    )
+    if a.advised is not None and a.advised.bottleneck is not None:
+        b = a.advised.bottleneck
+        out.append(f"  bottleneck with the advice: {b.kind} {b.name} ({100 * b.utilisation:.0f} %)")
+    return out
+
+
+@advise_group.command("stripes")
+@site_argument
+@click.option(
+    "--fs",
+    "fs",
+    default=None,
+    metavar="NAME",
+    help="the file system (needed when several have OSTs)",
+)
+@click.option(
+    "--job",
+    "job",
+    default=None,
+    metavar="NODESET",
+    help="the job's nodes ('nid[00001-00064]'): stripe its file over the nearest groups",
+)
+@click.option(
+    "--max-stripe",
+    type=click.IntRange(min=1),
+    default=2000,
+    show_default=True,
+    help="the stripe limit: 2000 in current Lustre, 160 on an MDT without large xattrs",
+)
+@click.option(
+    "--path", "path", default="FILE", show_default=True, help="file name in the lfs lines"
+)
+@STRATEGY_OPT
+@plan_option
+@force_option("use a --plan solved from another version of SITE")
+@format_option
+@handles_input_errors()
+def stripes_cmd(
+    site: str,
+    fs: str | None,
+    job: str | None,
+    max_stripe: int,
+    path: str,
+    strategy: str | None,
+    plan_path: str | None,
+    force: bool,
+    fmt: str,
+) -> None:
+    """Stripe count, pools and a job's OSTs for FS, as lfs/lctl lines, with the predicted
+    bandwidth of the advice against Lustre's default layout.
+
+    Exit status: 0 ok, 1 an invalid inventory, 2 bad input (unknown file system or nodes,
+    usage).
+    """
+    from lnetgen.advise import advise_stripes
+    from lnetgen.analyze.plain import plain
+    from lnetgen.cli.common import as_input_error
+    from lnetgen.diagnostics import InputError
+    from lnetgen.place import clients_by_name
+
+    site_obj, plan = load_plan(site, strategy, plan_path, force)
+    try:
+        members = clients_by_name(site_obj, job) if job else None
+        a = advise_stripes(site_obj, plan, fs, members, job or "", max_stripe, path)
+    except InputError as exc:
+        raise as_input_error(exc) from None
+    if fmt == "json":
+        data: Any = plain(a)
+        click.echo(json.dumps(data, indent=1, sort_keys=True))
+    else:
+        for line in format_stripes(a):
+            click.echo(line)
+    sys.exit(EXIT_OK)
+
+
+__all__ = ["advise_group", "format_stripes", "stripes_cmd"]
