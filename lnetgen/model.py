@@ -172,6 +172,8 @@ class Torus:
     dims: tuple[int, int, int]
     nodes_per_chip: int
     routing: str  # xyz | seastar
+    #: chips where a router could go (``topology.router_slots``), for ``advise routers``
+    slots: tuple[tuple[int, int, int], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -292,6 +292,9 @@ def spider() -> list[str]:
         f"  dims: {flow(list(dims))}",
         "  nodes_per_chip: 1",
         "  routing: seastar",
+        "  # candidate router positions for `lnetgen advise routers` (invented: free SIO slots)",
+        "  router_slots: "
+        + flow([[x, y, z] for z in (0, 12) for y in (0, 8, 16, 24) for x in (6, 18)]),
         "  coordinates: {rule: linear, order: xyz, skip_routers: true}",
         "",
         "# Rates: the figures seed 000 measured; the SIO nodes' forwarding rate is not given",
@@ -514,6 +517,10 @@ def bluewaters() -> list[str]:
         f"  dims: {flow(list(dims))}",
         "  nodes_per_chip: 2",
         "  routing: xyz",
+        "  # candidate router positions for `lnetgen advise routers` (invented: free service",
+        "  # slots among the 784 - 582 service nodes seed 001 counts)",
+        "  router_slots: "
+        + flow([[x, y, z] for z in (0, 12) for y in (3, 11, 19) for x in (5, 17)]),
         "  coordinates: {rule: linear, order: xyz, skip_routers: true}",
         "",
         "# Rates: seed 001 gives the routers' and the SSUs' figures; it says only that Z links",

@@ -78,3 +78,80 @@ def test_cli_text_json_and_errors() -> None:
         r = CliRunner().invoke(stripes_cmd, [demo, *args])
         assert r.exit_code == 2, (args, r.output)
         assert words in r.output and "Traceback" not in r.output
+
+
+def _demo_with_slots(tmp: Path, slots: str) -> str:
+    """The demo with torus links of 100 MB/s, OSTs of 1,000 MB/s and router slots."""
+    text = (SITES / "demo.yaml").read_text()
+    text = text.replace("  routing: xyz\n", f"  routing: xyz\n  router_slots: {slots}\n", 1)
+    text += (
+        '\nrates:\n  torus_link: {x: "100 MB/s", y: "100 MB/s", z: "100 MB/s", source: "test"}\n'
+        '  ost: {rate: "1000 MB/s", source: "test"}\n'
+    )
+    path = tmp / "demo-slots.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_advise_routers_moves_the_one_router_to_the_job(tmp_path: Path) -> None:
+    """Hand-checked on the demo's 4x4x4 torus with projection: oss02's net has one router,
+    rtr02 at (2,0,0).  Two ranks on the two clients of chip (1,2,1) write to oss02's OSTs 4
+    and 5; their paths (4 hops) share their first link at 100 MB/s: 50 MB/s each, 100 in all.
+    Of the slots (1,2,1) and (3,0,3), moving rtr02 onto the job's own chip takes the torus
+    off the path: each rank gets its OST's 1,000 MB/s, 2,000 in all -- which is also the
+    bound (torus unconstrained).  Exact search: 20 routers x 2 slots."""
+    from lnetgen import nodes
+    from lnetgen.advise.routers import advise_routers
+    from lnetgen.inventory import load_site
+    from lnetgen.solve import solve
+    from lnetgen.throughput import parse_inline
+
+    site = load_site(_demo_with_slots(tmp_path, "[[1, 2, 1], [3, 0, 3]]"))[0]
+    plan = solve(site, "projection")
+    job = [
+        n
+        for n, c in zip(site.clients.names, site.clients.coords, strict=True)
+        if tuple(c) == (1, 2, 1)
+    ]
+    assert len(job) == 2
+    spec = parse_inline(f"filesystems=scratch,ranks=2,nodes={nodes.fold(job)},osts=4-5")
+    a = advise_routers(site, plan, spec, count=1)
+    assert a.method == "exact" and a.evaluated == 1 + 20 * 2
+    assert [(m.router, m.old, m.new) for m in a.moves] == [("rtr02", (2, 0, 0), (1, 2, 1))]
+    assert a.edits == ("routers[1] (rtr02).coords: [2, 0, 0] -> [1, 2, 1]",)
+    assert a.before.aggregate_mb_s == 100.0
+    assert a.after.aggregate_mb_s == 2000.0 and a.bound_mb_s == 2000.0
+
+
+def test_advise_routers_refuses_without_slots() -> None:
+    from lnetgen.advise.routers import advise_routers
+    from lnetgen.diagnostics import InputError
+    from lnetgen.throughput import parse_inline
+
+    site, plan = site_plan("demo", "projection")
+    try:
+        advise_routers(site, plan, parse_inline("nodes=linear"))
+    except InputError as exc:
+        assert "router_slots" in exc.diagnostics[0].message
+    else:
+        raise AssertionError("no error without slots")
+
+
+def test_advise_runs_on_every_shipped_site() -> None:
+    """Every shipped site x file system gets stripe advice; the torus sites get router advice
+    within a small budget, never predicting below the current placement or above the bound."""
+    from lnetgen.advise.routers import advise_routers
+    from lnetgen.throughput import parse_inline
+
+    for name, strategy in (("spider", "projection"), ("bluewaters", "groups"), ("wolf", "groups")):
+        site, plan = site_plan(name, strategy)
+        for fs in sorted({s.fs for s in site.servers if s.role == "oss" and s.osts}):
+            a = advise_stripes(site, plan, fs, max_stripe=160)
+            assert a.stripe_count % a.group_osts == 0 or a.notes
+            assert a.commands
+        if site.torus is None:
+            continue
+        r = advise_routers(site, plan, parse_inline("nodes=random"), count=1, budget=6)
+        assert r.method == "greedy" and r.evaluated <= 6
+        before, after = r.before.aggregate_mb_s or 0, r.after.aggregate_mb_s or 0
+        assert before <= after <= (r.bound_mb_s or float("inf")) + 1e-6

@@ -15,11 +15,13 @@ from lnetgen.cli.common import (
     force_option,
     handles_input_errors,
     site_argument,
+    workload_option,
 )
 from lnetgen.cli.siteplan import format_option, load_plan, plan_option
 
 if TYPE_CHECKING:  # the library is imported lazily at run time
     from lnetgen.advise import StripeAdvice
+    from lnetgen.advise.routers import RouterAdvice
     from lnetgen.throughput import Prediction
 
 
@@ -132,4 +134,83 @@ def stripes_cmd(
     sys.exit(EXIT_OK)
 
 
-__all__ = ["advise_group", "format_stripes", "stripes_cmd"]
+def format_routers(a: RouterAdvice) -> list[str]:
+    """The text of ``lnetgen advise routers``."""
+    out = [
+        f"site {a.site}  strategy {a.strategy}  workload {a.workload}",
+        f"  up to {a.count} router(s) moved to {a.slots} free slot(s): {a.method} search, "
+        f"{a.evaluated} prediction(s)",
+    ]
+    if not a.moves:
+        out.append("  no move predicts more bandwidth: keep the routers where they are")
+    else:
+        out.append("  inventory edits:")
+        out.extend(f"    {e}" for e in a.edits)
+    out.append(
+        f"  predicted writes: {_gb(a.before)} now, {_gb(a.after)} after the move; no placement "
+        f"can beat {'n/a' if a.bound_mb_s is None else f'{a.bound_mb_s / 1000:.1f} GB/s'} "
+        "(the torus unconstrained)"
+    )
+    if a.strategy == "nearest-neighbor" and a.moves:
+        out.append("  note: nearest-neighbor picks routers by position: solve again after the move")
+    return out
+
+
+@advise_group.command("routers")
+@site_argument
+@click.option(
+    "--count",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="routers to move at most",
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(min=1),
+    default=400,
+    show_default=True,
+    help="predictions the search may make: exact when every placement fits, greedy otherwise",
+)
+@workload_option
+@STRATEGY_OPT
+@plan_option
+@force_option("use a --plan solved from another version of SITE")
+@format_option
+@handles_input_errors()
+def routers_cmd(
+    site: str,
+    count: int,
+    budget: int,
+    workload: str | None,
+    strategy: str | None,
+    plan_path: str | None,
+    force: bool,
+    fmt: str,
+) -> None:
+    """Move up to COUNT routers to free router slots (topology.router_slots) where the
+    workload's predicted bandwidth is highest; prints the inventory edits and the gain.
+
+    Exit status: 0 ok, 1 an invalid inventory, 2 bad input (no torus, no free slot, usage).
+    """
+    from lnetgen.advise.routers import advise_routers
+    from lnetgen.analyze.plain import plain
+    from lnetgen.cli.common import as_input_error, workload_spec
+    from lnetgen.diagnostics import InputError
+
+    spec = workload_spec(workload)
+    site_obj, plan = load_plan(site, strategy, plan_path, force)
+    try:
+        a = advise_routers(site_obj, plan, spec, count, budget)
+    except InputError as exc:
+        raise as_input_error(exc) from None
+    if fmt == "json":
+        data: Any = plain(a)
+        click.echo(json.dumps(data, indent=1, sort_keys=True))
+    else:
+        for line in format_routers(a):
+            click.echo(line)
+    sys.exit(EXIT_OK)
+
+
+__all__ = ["advise_group", "format_routers", "format_stripes", "routers_cmd", "stripes_cmd"]

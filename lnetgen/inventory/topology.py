@@ -2,7 +2,8 @@
 
 Reads ``topology.kind`` and, for a torus, ``dims``, ``nodes_per_chip`` and ``routing``; the
 schema has checked them, so nothing is reported here.  ``torus`` places clients on a torus and
-``fattree`` attaches them to a compute fabric.  Adds ``Site.torus`` and ``Site.client_fabric``.
+``fattree`` attaches them to a compute fabric.  ``router_slots`` outside the torus are
+E-TORUS-COORD.  Adds ``Site.torus`` and ``Site.client_fabric``.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from lnetgen.inventory.context import Context
 from lnetgen.model import Torus
 
 
@@ -30,6 +32,21 @@ def read_topology(data: dict[str, Any]) -> Topology:
             (dims[0], dims[1], dims[2]),
             topo.get("nodes_per_chip", 1),
             topo.get("routing", "xyz"),
+            tuple((s[0], s[1], s[2]) for s in topo.get("router_slots", [])),
         )
         return Topology(topo, torus=torus)
     return Topology(topo, fat_tree=topo["fabric"])
+
+
+def check_slots(ctx: Context, topo: Topology) -> None:
+    """E-TORUS-COORD for a ``router_slots`` entry outside the torus."""
+    if topo.torus is None:
+        return
+    for i, slot in enumerate(topo.torus.slots):
+        if any(v >= n for v, n in zip(slot, topo.torus.dims, strict=True)):
+            ctx.err(
+                ("topology", "router_slots", i),
+                "E-TORUS-COORD",
+                f"router slot {list(slot)} is outside the torus {list(topo.torus.dims)} "
+                "(coordinates count from 0)",
+            )
