@@ -155,3 +155,17 @@ def test_advise_runs_on_every_shipped_site() -> None:
         assert r.method == "greedy" and r.evaluated <= 6
         before, after = r.before.aggregate_mb_s or 0, r.after.aggregate_mb_s or 0
         assert before <= after <= (r.bound_mb_s or float("inf")) + 1e-6
+
+
+def test_cli_advise_routers(tmp_path: Path) -> None:
+    from lnetgen.cli.advise import routers_cmd
+
+    site = _demo_with_slots(tmp_path, "[[1, 2, 1], [3, 0, 3]]")
+    r = CliRunner().invoke(routers_cmd, [site, "-s", "projection", "--budget", "5"])
+    assert r.exit_code == 0, r.output
+    assert "greedy search" in r.stdout and "no placement can beat" in r.stdout
+    r = CliRunner().invoke(routers_cmd, [site, "-s", "projection", "--format", "json"])
+    data = json.loads(r.stdout)
+    assert data["method"] == "exact" and data["before"]["aggregate_mb_s"] is not None
+    r = CliRunner().invoke(routers_cmd, [str(SITES / "wolf.yaml")])
+    assert r.exit_code == 2 and "needs a torus" in r.output and "Traceback" not in r.output
