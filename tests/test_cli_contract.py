@@ -284,6 +284,18 @@ CASES: list[tuple[str, list[str], int | None, bool]] = [
     ("fabric-plan-ports-invalid", ["fabric", "plan-ports", "{d}/bad.yaml"], 1, False),
     ("fabric-check-usage", ["fabric", "check", "{d}/site.yaml", "--format", "xml"], 2, False),
     ("fabric-check-invalid", ["fabric", "check", "{d}/bad.yaml"], 1, False),
+    # advise
+    ("advise-stripes-ok-json", ["advise", "stripes", "{d}/site.yaml", "--format", "json"], 0, True),
+    ("advise-stripes-invalid", ["advise", "stripes", "{d}/bad.yaml"], 1, False),
+    ("advise-stripes-usage", ["advise", "stripes", "{d}/site.yaml", "--fs", "nope"], 2, False),
+    ("advise-routers-usage", ["advise", "routers", "{d}/site.yaml"], 2, False),
+    ("advise-routers-invalid", ["advise", "routers", "{d}/bad.yaml"], 1, False),
+    (
+        "advise-routers-count",
+        ["advise", "routers", "{d}/site.yaml", "--count", "0"],
+        2,
+        False,
+    ),
 ]
 
 
