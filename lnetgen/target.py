@@ -55,6 +55,8 @@ class Targets:
     """The release of each role's hosts (``None`` everywhere: not stated)."""
 
     per_role: Mapping[str, Version] = field(default_factory=dict)
+    #: write UDSP router rules next to route priorities (``lustre.udsp``; clients on 2.15+)
+    udsp: bool = False
 
     def of(self, role: str) -> Version | None:
         return self.per_role.get(role)
@@ -87,12 +89,14 @@ class Targets:
 NO_TARGETS = Targets()
 
 
-def targets(spec: Mapping[str, str] | None) -> Targets:
+def targets(spec: Mapping[str, str] | None, udsp: bool = False) -> Targets:
     """The ``lustre:`` section as :class:`Targets` (already checked by the inventory)."""
     if not spec:
         return NO_TARGETS
     base = parse_version(spec["version"])
-    return Targets({role: parse_version(spec[role]) if role in spec else base for role in ROLES})
+    return Targets(
+        {role: parse_version(spec[role]) if role in spec else base for role in ROLES}, udsp
+    )
 
 
 __all__ = [

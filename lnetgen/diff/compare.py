@@ -39,6 +39,7 @@ from lnetgen.live import HostState, LiveSet, NetTable, RouteKey, RouteTable
 from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.tunables import KERNEL_DEFAULTS
+from lnetgen.udsp import Rule
 
 
 @lru_cache(maxsize=65536)
@@ -204,9 +205,19 @@ class _Comparer:
         tunables = _tunables(exp, live)
         if live.tunables is None and exp.tunables:
             unseen.append("tunables")
+        add_udsp: tuple[Rule, ...] = ()
+        remove_udsp: tuple[tuple[int, Rule], ...] = ()
+        if live.udsp is None:
+            if exp.udsp:
+                unseen.append("udsp")
+        else:
+            want = {r.key() for r in exp.udsp}
+            have = {r.key() for r in live.udsp}
+            add_udsp = tuple(r for r in exp.udsp if r.key() not in have)
+            remove_udsp = tuple((i, r) for i, r in enumerate(live.udsp) if r.key() not in want)
         if unseen:
             notes.append(f"not in the dump, not compared: {', '.join(unseen)}")
-        key = (exp.role, id(rd), nets, routing, tunables)
+        key = (exp.role, id(rd), nets, routing, tunables, add_udsp, remove_udsp)
         diff = self.diffs.get(key)
         if diff is None:
             diff = HostDiff(
@@ -217,6 +228,8 @@ class _Comparer:
                 rd.change if rd else (),
                 routing,
                 tunables,
+                add_udsp,
+                remove_udsp,
             )
             self.diffs[key] = diff
         return diff, tuple(notes)

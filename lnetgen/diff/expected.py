@@ -13,6 +13,7 @@ from lnetgen.live import RouteKey
 from lnetgen.model import Site
 from lnetgen.plan import Plan, Route
 from lnetgen.tunables import host_settings, symmetric
+from lnetgen.udsp import Rule, router_rules
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,8 @@ class Expected:
     nids: Mapping[str, str] = field(default_factory=dict)
     #: the settings generate writes for this host (lnetgen.tunables' names)
     tunables: Mapping[str, int] = field(default_factory=dict)
+    #: the UDSP router rules generate writes (clients, with ``lustre: {udsp: true}``)
+    udsp: tuple[Rule, ...] = ()
 
 
 def expected_states(plan: Plan, site: Site | None = None) -> dict[str, Expected]:
@@ -48,14 +51,18 @@ def expected_states(plan: Plan, site: Site | None = None) -> dict[str, Expected]
     client_nid: dict[str, str] = {}
     if site is not None:
         client_nid = dict(zip(site.clients.names, site.clients.nids, strict=True))
+    with_udsp = site is not None and site.lustre.udsp
     for cc in plan.client_classes:
         nets = {cc.net: (cc.interface,)}
         routes = _route_map(cc.routes)
         ct = tun(CLIENT, nets)
-        shared = Expected(CLIENT, nets, routes, False, {}, ct)
+        rules = tuple(router_rules(cc.routes)) if with_udsp else ()
+        shared = Expected(CLIENT, nets, routes, False, {}, ct, rules)
         for name in nodes.expand(cc.members):
             nid = client_nid.get(name)
-            out[name] = Expected(CLIENT, nets, routes, False, {cc.net: nid}, ct) if nid else shared
+            out[name] = (
+                Expected(CLIENT, nets, routes, False, {cc.net: nid}, ct, rules) if nid else shared
+            )
     for r in plan.routers:
         nets_r: dict[str, set[str]] = {}
         for i in r.interfaces:

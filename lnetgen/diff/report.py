@@ -15,6 +15,7 @@ from lnetgen.diff.result import (
     show_name,
 )
 from lnetgen.diff.steps import Step
+from lnetgen.udsp import Rule
 
 
 def _route_text(r: RouteEntry) -> str:
@@ -41,6 +42,8 @@ def diff_lines(d: HostDiff) -> list[str]:
             f"~ tunable {name}: {'not set' if have is None else have} -> "
             f"{'not set' if want is None else want}"
         )
+    out += [f"+ udsp {r.options()}" for r in d.add_udsp]
+    out += [f"- udsp {r.options()} (idx {i})" for i, r in d.remove_udsp]
     for r in d.change_routes:
         parts = []
         if r[2] != r[4]:
@@ -152,6 +155,10 @@ def _net_dicts(nets: tuple[NetEntry, ...]) -> list[dict[str, Any]]:
     return [{"net": n, "interfaces": list(i)} for n, i in nets]
 
 
+def _rule_dict(r: Rule) -> dict[str, Any]:
+    return {"src": r.src, "dst": r.dst, "rte": r.rte, "priority": r.priority}
+
+
 def _group_dict(g: Group) -> dict[str, Any]:
     d = g.diff
     return {
@@ -167,6 +174,8 @@ def _group_dict(g: Group) -> dict[str, Any]:
         "routing": d.routing or None,
         "tunables": [{"name": n, "live": h, "proposed": w} for n, h, w in d.tunables],
         "add_routes": [_route_dict(r) for r in d.add_routes],
+        "add_udsp": [_rule_dict(r) for r in d.add_udsp],
+        "remove_udsp": [{"idx": i, **_rule_dict(r)} for i, r in d.remove_udsp],
         "remove_routes": [_route_dict(r) for r in d.remove_routes],
         "change_routes": [
             {

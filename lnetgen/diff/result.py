@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from lnetgen import nodes
 from lnetgen.diagnostics import Diagnostic
+from lnetgen.udsp import Rule
 
 ROUTER, SERVER, CLIENT = "router", "server", "client"
 _ROLE_ORDER = {ROUTER: 0, SERVER: 1, CLIENT: 2}
@@ -36,6 +37,9 @@ class HostDiff:
     routing: str = ""  # "enable" | "disable" | ""
     #: (name, live value, proposed value; None: not set), lnetgen.tunables' names
     tunables: tuple[tuple[str, int | None, int | None], ...] = ()
+    #: UDSP rules to add, and live rules to remove with their position (``idx``)
+    add_udsp: tuple[Rule, ...] = ()
+    remove_udsp: tuple[tuple[int, Rule], ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -49,6 +53,8 @@ class HostDiff:
             or self.change_routes
             or self.routing
             or self.tunables
+            or self.add_udsp
+            or self.remove_udsp
         )
 
 

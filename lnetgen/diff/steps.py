@@ -118,6 +118,15 @@ def _route_replaces(d: HostDiff) -> list[str]:
     ]
 
 
+def _udsp_adds(d: HostDiff) -> list[str]:
+    return [f"lnetctl udsp add {r.options()}" for r in d.add_udsp]
+
+
+def _udsp_dels(d: HostDiff) -> list[str]:
+    """Highest position first: deleting a rule moves the ones after it up."""
+    return [f"lnetctl udsp del --idx {i}" for i, _ in sorted(d.remove_udsp, reverse=True)]
+
+
 #: The commands one phase runs on a host with these changes (none: the host sits it out).
 _Commands = Callable[[HostDiff], list[str]]
 
@@ -179,6 +188,8 @@ _PHASES: tuple[tuple[str, _Commands], ...] = (
     ("add networks on servers and clients", _not_on(ROUTER, _adds_nets)),
     ("add routes on servers (return paths before clients use them)", _on(SERVER, _route_adds)),
     ("add routes on clients", _on(CLIENT, _route_adds)),
+    ("remove old UDSP rules on clients", _on(CLIENT, _udsp_dels)),
+    ("add UDSP rules on clients (after the routes they prefer)", _on(CLIENT, _udsp_adds)),
     ("add routes on routers", _on(ROUTER, _route_adds)),
     ("replace changed routes (LNet cannot change hop or priority in place)", _route_replaces),
     (

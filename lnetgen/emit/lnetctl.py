@@ -8,13 +8,16 @@ NI's ``tunables:``, ``buffers:`` after ``routing:``, and ``global:`` last (with
 
 A client class's ``route:`` entries are the text of its route sets (``Plan.route_sets``), each
 set written once and reused: nearest-neighbor on Spider has 16,873 class files of 192 routes
-but 196 distinct sets.
+but 196 distinct sets.  With ``lustre: {udsp: true}`` a client's file ends with its UDSP router
+rules (``lnetgen.udsp``): the best-priority gateways of each net preferred, as ``lnetctl export``
+prints them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from lnetgen import udsp
 from lnetgen.emit.base import Context, OutFile, render
 from lnetgen.plan import Route
 from lnetgen.tunables import host_settings
@@ -30,6 +33,7 @@ def _file(
     nets: list[dict[str, str]],
     route_text: str,
     routing: bool,
+    udsp_text: str = "",
 ) -> OutFile:
     tun = host_settings(ctx.site, role, [n["net"] for n in nets], ctx.symmetric)
     text = render(
@@ -42,6 +46,7 @@ def _file(
         routing=routing,
         buffers=tun.buffers() if routing else {},
         globals=tun.globals(),
+        udsp_text=udsp_text,
     )
     return OutFile(f"lnetctl/{name}.yaml", text, FORMAT, hosts, role)
 
@@ -59,6 +64,7 @@ def emit(ctx: Context) -> Iterator[OutFile]:
     plan = ctx.plan
     sets, class_sets = plan.route_sets
     texts = [route_entries(rs.routes) for rs in sets]
+    rules = [udsp.router_rules(rs.routes) if ctx.site.lustre.udsp else [] for rs in sets]
     for cc, idx in zip(plan.client_classes, class_sets, strict=True):
         yield _file(
             ctx,
@@ -68,6 +74,7 @@ def emit(ctx: Context) -> Iterator[OutFile]:
             [{"net": cc.net, "interface": cc.interface}],
             "".join(texts[i] for i in idx),
             False,
+            udsp.yaml_block([r for i in idx for r in rules[i]]),
         )
     for r in plan.routers:
         yield (

@@ -3,7 +3,8 @@
 ``version`` for every host, ``client``/``router``/``server`` where a role differs.  Reports
 E-LUSTRE-VERSION for a release lnetgen does not write for (before 2.12) and W-LUSTRE-MIXED
 when routers run a release that still needs module-parameter routes while their clients or
-servers do not, or the reverse (a rolling upgrade: the two halves load LNet differently).
+servers do not, or the reverse (a rolling upgrade: the two halves load LNet differently);
+E-LUSTRE-UDSP when ``udsp: true`` asks for UDSP rules on clients older than 2.15.
 Adds ``Site.lustre``.
 """
 
@@ -15,6 +16,7 @@ from lnetgen.target import (
     NO_TARGETS,
     OLDEST,
     ROLES,
+    UDSP_SINCE,
     Targets,
     parse_version,
     show,
@@ -46,7 +48,18 @@ def check_release(ctx: Context) -> Targets:
             bad = True
     if bad:
         return NO_TARGETS
-    got = targets({k: str(v) for k, v in spec.items()})
+    udsp = spec.get("udsp") is True
+    got = targets({k: str(v) for k, v in spec.items() if k != "udsp"}, udsp)
+    client = got.of("client")
+    if udsp and client is not None and client < UDSP_SINCE:
+        ctx.err(
+            ("lustre", "udsp"),
+            "E-LUSTRE-UDSP",
+            f"UDSP rules need Lustre {show(UDSP_SINCE)} or later on the clients, which run "
+            f"{show(client)}",
+            hint="upgrade the clients, or leave udsp out (the route priorities say the same)",
+        )
+        return NO_TARGETS
     kernel = {role: got.kernel_routes(role) for role in ROLES}
     if len(set(kernel.values())) > 1:
         old = " and ".join(r + "s" for r in ROLES if kernel[r])

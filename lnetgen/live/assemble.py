@@ -19,6 +19,7 @@ from lnetgen.live.files import file_kind, host_of
 from lnetgen.live.manifest import read_generated
 from lnetgen.live.state import NO_PEERS, HostState, LiveSet, NetTable, RouteTable
 from lnetgen.progress import NO_PROGRESS, Progress
+from lnetgen.udsp import Rule
 
 
 def merge_states(states: list[HostState]) -> HostState:
@@ -35,7 +36,16 @@ def merge_states(states: list[HostState]) -> HostState:
     tunables: dict[str, int] | None = None
     shown: set[str] = set()
     explicit = False
+    rules: tuple[Rule, ...] | None = None
     for s in states:
+        if s.udsp is not None:
+            name0 = s.sources[0] if s.sources else "?"
+            if rules is None:
+                rules, src["udsp"] = s.udsp, name0
+            elif [r.key() for r in rules] != [r.key() for r in s.udsp]:
+                health.append(
+                    f"{name0} and {src['udsp']} disagree on UDSP rules; using {src['udsp']}"
+                )
         explicit = explicit or s.tunables_explicit
         if s.tunables is not None:
             tunables = tunables if tunables is not None else {}
@@ -77,6 +87,7 @@ def merge_states(states: list[HostState]) -> HostState:
         tunables,
         frozenset(shown),
         explicit,
+        rules,
     )
 
 

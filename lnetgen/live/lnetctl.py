@@ -26,11 +26,13 @@ from lnetgen.live.state import (
     ROUTE_SHOW,
     ROUTE_SHOW_V,
     ROUTING_SHOW,
+    UDSP_SHOW,
     HostState,
     NetTable,
     RouteTable,
 )
 from lnetgen.tunables import BY_NAME, YAML_SHOWN
+from lnetgen.udsp import Rule
 
 _SECTION_SPLIT = re.compile(rb"\n(?=[^ \t\r\n#\-])")
 _DOC_MARKER = re.compile(rb"^(?:---|\.\.\.)[ \t]*\r?$", re.M)
@@ -153,9 +155,12 @@ def _assemble_yaml(parts: dict[str, tuple[Any, int]], file: str) -> HostState:
     health: list[str] = []
     tunables: dict[str, int] = dict(parts["buffers"][0]) if "buffers" in parts else {}
     glob: Globals | None = parts["global"][0] if "global" in parts else None
+    rules: tuple[Rule, ...] | None = parts["udsp"][0] if "udsp" in parts else None
     if glob is not None:
         tunables.update(glob.values)
     keys = set(parts) - {"buffers"}
+    if keys == {"udsp"}:  # `lnetctl udsp show`
+        return HostState(None, None, None, peers, (), (file,), (UDSP_SHOW,), udsp=rules)
     if keys <= {"global"}:  # `lnetctl global show` (and buffers alone)
         return HostState(
             None,
@@ -208,4 +213,5 @@ def _assemble_yaml(parts: dict[str, tuple[Any, int]], file: str) -> HostState:
         tunables,
         YAML_SHOWN,
         fmt == CONFIG,
+        rules if rules is not None else (),
     )

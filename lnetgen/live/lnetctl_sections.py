@@ -1,6 +1,7 @@
 """The sections of lnetctl YAML, each normalized on its own: ``net:`` to a ``NetTable``,
 ``route:`` to a ``RouteTable``, ``routing:`` to a ``Routing``, ``peer:`` to the NID groups of
-each peer, ``buffers:`` and ``global:`` to tunables (with the NIs' ``tunables:``).
+each peer, ``buffers:`` and ``global:`` to tunables (with the NIs' ``tunables:``), ``udsp:`` to
+its rules.
 ``LNET_SECTIONS`` names every top-level section lnetctl is known to print."""
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from lnetgen.live.normalize import (
 )
 from lnetgen.live.state import UNDEFINED_HOP, NetTable, RouteTable
 from lnetgen.tunables import from_ni, from_yaml
+from lnetgen.udsp import Rule
 
 
 def _items(value: Any, section: str, line: int) -> list[Map]:
@@ -212,6 +214,25 @@ def norm_peers(value: Any, line: int) -> dict[str, frozenset[str]]:
     return out
 
 
+def norm_udsp(value: Any, line: int) -> tuple[Rule, ...]:
+    """``udsp:``: the rules in ``idx`` order (lnetgen.udsp; ``action: {priority}``)."""
+    rules: list[tuple[int, Rule]] = []
+    for k, item in enumerate(_items(value, "udsp", line)):
+        where = item.line
+        idx = item.get("idx", k)
+        action = item.get("action")
+        prio = action.get("priority", 0) if isinstance(action, Map) else 0
+        try:
+            pos, priority = int(str(idx)), int(str(prio))
+        except ValueError:
+            raise EntryError(
+                where, f"udsp rule: idx and priority must be integers, not {idx!r}, {prio!r}"
+            ) from None
+        fields = {k2: str(item.get(k2, "") or "") for k2 in ("src", "dst", "rte")}
+        rules.append((pos, Rule(fields["dst"], fields["rte"], priority, fields["src"])))
+    return tuple(r for _, r in sorted(rules, key=lambda t: t[0]))
+
+
 #: The sections lnetgen reads, and the normalizer of each.
 NORMALIZERS: dict[str, Callable[[Any, int], Any]] = {
     "net": norm_nets,
@@ -220,6 +241,7 @@ NORMALIZERS: dict[str, Callable[[Any, int], Any]] = {
     "peer": norm_peers,
     "buffers": norm_buffers,
     "global": norm_global,
+    "udsp": norm_udsp,
 }
 LNET_SECTIONS = frozenset(
     (

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from lnetgen.diagnostics import Diagnostic
+from lnetgen.udsp import Rule
 
 RouteKey = tuple[str, str]  # (net, gateway NID)
 
@@ -20,6 +21,7 @@ ROUTE_SHOW = "lnetctl route show"
 ROUTE_SHOW_V = "lnetctl route show -v"
 NET_SHOW = "lnetctl net show"
 ROUTING_SHOW = "lnetctl routing show"
+UDSP_SHOW = "lnetctl udsp show"
 LCTL_ROUTES = "lctl get_param routes"
 LCTL_SHOW_ROUTE = "lctl show_route"
 MODPROBE = "modprobe"
@@ -80,6 +82,9 @@ class HostState:
     #: the dumps are configuration files (an lnet.conf, modprobe): what they set and the plan
     #: does not is a difference, unless it is the kernel's default (an export prints them all)
     tunables_explicit: bool = False
+    #: UDSP rules in order (``udsp:`` of an export or lnet.conf; ``()`` none, ``None``: the
+    #: dumps do not show them)
+    udsp: tuple[Rule, ...] | None = None
 
     @property
     def all_health(self) -> tuple[str, ...]:

@@ -27,6 +27,11 @@ CODES: dict[str, tuple[Severity, str]] = {
         "the gateway's host has no NI on the route's destination net (single-hop FGR)",
     ),
     "V-HOP": ("error", "the route's hop count is not declared as 1"),
+    "V-UDSP-NO-ROUTE": (
+        "warning",
+        "a UDSP router rule prefers gateways for a net that no route of the host goes through "
+        "(the rule does nothing)",
+    ),
     "V-ROUTE-LOCAL": ("warning", "a route to a net the sender is on (LNet ignores it)"),
     "V-ASYMMETRIC": (
         "error",

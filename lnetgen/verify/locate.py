@@ -85,7 +85,7 @@ class Locator:
     def section(self, file: str, key: str) -> Place:
         """The line of the top-level ``key:`` (``route``, ``net``, ``routing``)."""
         if self._modprobe(file):
-            param = {"route": "routes", "net": "networks", "routing": "forwarding"}[key]
+            param = {"route": "routes", "net": "networks", "routing": "forwarding"}.get(key, key)
             return self._param(file, param)
         for n, text in enumerate(self.lines(file), 1):
             if text.startswith(f"{key}:"):

@@ -8,14 +8,16 @@ servers cannot reach each other gets one finding per server, not one per pair.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from lnetgen import nodes
 from lnetgen.progress import Tick, counted
+from lnetgen.udsp import matches
 from lnetgen.verify.findings import KINDS, Collector, Count
 from lnetgen.verify.locate import Locator
 from lnetgen.verify.manifest import FileSystem, Manifest, Server
-from lnetgen.verify.reach import BACKUP, DIRECT, HOLD, NONE, Prover, Reach, net_of
+from lnetgen.verify.reach import BACKUP, DIRECT, HOLD, NONE, Prover, Reach, RouteVerdict, net_of
 from lnetgen.verify.world import Endpoint, World
 
 
@@ -72,6 +74,26 @@ def _status(r: Reach | None) -> str:
     if r is None or not r.ok:
         return "fail"
     return "backup" if r.status == BACKUP else "hold"
+
+
+def _idle_rules(
+    loc: Locator, out: Collector, ep: Endpoint, verdicts: Mapping[str, Sequence[RouteVerdict]]
+) -> None:
+    """V-UDSP-NO-ROUTE for each UDSP router rule of ``ep`` that prefers no gateway of its
+    routes to the rule's net (the rule does nothing)."""
+    for rule in ep.state.udsp or ():
+        gws = [v.gateway for v in verdicts.get(rule.dst, ())]
+        if rule.rte and not any(matches(rule.rte, g) for g in gws):
+            place = loc.section(ep.file, "udsp")
+            out.add(
+                "V-UDSP-NO-ROUTE",
+                ep.file,
+                place.line,
+                place.col,
+                place.path,
+                f"{ep.name}: UDSP rule --dst {rule.dst} --rte {rule.rte} prefers no gateway "
+                f"of its routes to {rule.dst}",
+            )
 
 
 class PairChecker:
@@ -151,6 +173,7 @@ class PairChecker:
                 place.path,
                 f"{ep.name} ({ep.role}) configures no NI",
             )
+        _idle_rules(self.loc, self.out, ep, self.prover.verdicts(ep))
         for net, verdicts in sorted(self.prover.verdicts(ep).items()):
             for v in verdicts:
                 if net in ep.nets:

@@ -1,6 +1,7 @@
 """Single-hop LNet reachability from one endpoint's state: the verdict on each of its routes
 (gateway on the sender's net, owned by a host that forwards and has an NI on the destination
 net, hop 1) and, per destination net, whether it is reached directly, at the best priority
+(UDSP-preferred gateways, ``udsp:`` router rules, rank before the priority, as LNet picks them)
 present, only at a worse one, or not at all.  Each route and each (endpoint, net) is judged
 once, whatever the number of pairs that ask."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from lnetgen.udsp import Rule, preferred
 from lnetgen.verify.world import Endpoint, World
 
 #: Reach statuses: on a shared net, routed at the best priority, only at a worse priority,
@@ -21,6 +23,14 @@ _RANK = {DIRECT: 0, HOLD: 0, BACKUP: 1, BROKEN: 2, NONE: 3}
 
 def net_of(nid: str) -> str:
     return nid.rpartition("@")[2]
+
+
+def _rank(rules: tuple[Rule, ...], net: str, route: RouteVerdict) -> tuple[int, int]:
+    """The order LNet picks routes to ``net`` in: a UDSP-preferred gateway first (when the
+    endpoint has router rules for the net), then the lower priority."""
+    if any(r.dst == net and r.rte for r in rules):
+        return (0 if preferred(rules, net, route.gateway) else 1, route.priority)
+    return (0, route.priority)
 
 
 @dataclass(frozen=True)
@@ -152,8 +162,9 @@ class Prover:
             table = ep.state.routes.routes if ep.state.routes is not None else {}
             for (net, gw), (hop, prio) in sorted(table.items()):
                 got.setdefault(net, []).append(self._judge(ep, net, gw, hop, prio))
-            for rs in got.values():
-                rs.sort(key=lambda r: (r.priority, r.gateway))
+            rules = ep.state.udsp or ()
+            for net, rs in got.items():
+                rs.sort(key=lambda r, n=net: (_rank(rules, n, r), r.gateway))  # type: ignore[misc]
             self._verdicts[ep.name] = got
         return got
 
@@ -169,8 +180,9 @@ class Prover:
             elif not routes:
                 got = Reach(net, NONE)
             else:
-                best = routes[0].priority
-                working = [r.priority for r in routes if r.works]
+                rules = ep.state.udsp or ()
+                best = _rank(rules, net, routes[0])
+                working = [_rank(rules, net, r) for r in routes if r.works]
                 if not working:
                     status = BROKEN
                 elif working[0] == best:
