@@ -18,8 +18,8 @@ The layout is what ``lnetctl export`` prints (``liblnetconfig_udsp.c``: ``idx``,
   so the rules carry ``priority: 1`` -- for a router rule the value only tags the rule, the
   preference is the list;
 * ``dst`` is a net (``cfs_parse_nid_parts``: "only net is present"), ``rte`` one address range
-  at one net: ``[26001-26004]@gni``, ``10.10.1.[1-4]@o2ib``; gateways that no single range
-  covers get one rule each.
+  at one net: ``[26001-26004]@gni`` (double-quoted: a plain ``[`` would start a YAML flow
+  sequence), ``10.10.1.[1-4]@o2ib``; gateways that no single range covers get one rule each.
 """
 
 from __future__ import annotations
@@ -120,10 +120,16 @@ def yaml_block(rules: Sequence[Rule]) -> str:
     if not rules:
         return ""
     return "udsp:\n" + "".join(
-        f"    - idx: {i}\n      dst: {r.dst}\n      rte: {r.rte}\n"
+        f"    - idx: {i}\n      dst: {r.dst}\n      rte: {_scalar(r.rte)}\n"
         f"      action:\n          priority: {r.priority}\n"
         for i, r in enumerate(rules)
     )
+
+
+def _scalar(text: str) -> str:
+    """``text`` as a YAML scalar: a range starting with ``[`` would read as a flow sequence,
+    so it is double-quoted (libyaml hands lnetctl the same string either way)."""
+    return f'"{text}"' if text.startswith("[") else text
 
 
 def matches(rte: str, nid: str) -> bool:
