@@ -27,6 +27,9 @@ LNDS: dict[str, bool] = {
     "efa": True,
     "bxi3f": False,
 }
+#: LNDs whose NIDs may carry an IPv6 address (lustre-release ``lib/libcfs/nidstrings.c``: only
+#: their ``libcfs_netstrfns[]`` entries have the large-address parser ``nf_str2addr_size``).
+IPV6_LNDS = frozenset(("tcp", "efa"))
 #: LNDs that old manuals use but current Lustre no longer parses.
 REMOVED_LNDS = {"elan", "ra", "mx", "ptl", "gm", "openib", "qsw", "vib", "iib", "ciber", "tofu"}
 
@@ -294,7 +297,8 @@ def canonical_net(text: str) -> str:
 
 @dataclass(frozen=True, order=True)
 class Nid:
-    """``address@net``; address is an IPv4 string or a decimal number."""
+    """``address@net``; address is an IPv4 string, an IPv6 one (tcp, efa: canonical, as
+    ``inet_ntop`` prints it) or a decimal number."""
 
     net: Net
     addr: str
@@ -307,6 +311,8 @@ class Nid:
 
 
 def addr_key(addr: str) -> tuple[int, ...]:
+    if ":" in addr:  # IPv6: after every IPv4 address of the net
+        return (256, int(ipaddress.IPv6Address(addr)))
     if "." in addr:
         return tuple(int(x) for x in addr.split("."))
     return (int(addr),)
@@ -319,6 +325,16 @@ def parse_nid(text: str) -> Nid:
     addr, _, netstr = text.rpartition("@")
     net = parse_net(netstr)
     if net.ip_based:
+        if ":" in addr:
+            if net.lnd not in IPV6_LNDS:
+                raise NodeSyntaxError(
+                    f"{text!r}: {net.lnd} NIDs are IPv4 only (an IPv6 address needs the tcp "
+                    "or efa LND)"
+                )
+            try:
+                return Nid(net, str(ipaddress.IPv6Address(addr)))
+            except ValueError:
+                raise NodeSyntaxError(f"{text!r}: {addr!r} is not an IPv6 address") from None
         try:
             ip = ipaddress.IPv4Address(addr)
         except ValueError:

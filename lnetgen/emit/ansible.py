@@ -370,9 +370,10 @@ def emit(ctx: Context) -> Iterator[OutFile]:
                 "warning",
                 "W-ANSIBLE-NO-MODPROBE",
                 "$",
-                "ansible: modprobe options would exceed the module parameter limit, so no "
-                "lustre_lnet_module_* variables were written and the lnet role writes no "
-                "/etc/modprobe.d/lnet.conf; /etc/lnet.conf carries the routes",
+                "ansible: modprobe options cannot be written (an IPv6 gateway, or over the "
+                "module parameter limit), so no lustre_lnet_module_* variables were written and "
+                "the lnet role writes no /etc/modprobe.d/lnet.conf; /etc/lnet.conf carries the "
+                "routes",
             )
         )
     groups = {cc.name: group_name(cc.name) for cc in plan.client_classes}

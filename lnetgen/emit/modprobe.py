@@ -61,10 +61,30 @@ _JOIN_MAX = routestr.TEXTBUF_BUDGET // 2
 
 
 def too_long(ctx: Context) -> str | None:
-    """Why the modprobe files cannot be written for this site (a ``routes=`` or ``networks=``
-    over the module parameter limit), or None."""
+    """Why the modprobe files cannot be written for this site (an IPv6 gateway, a ``routes=``
+    or ``networks=`` over the module parameter limit), or None."""
+    v6 = ipv6_gateway(ctx.plan)
+    if v6:
+        return v6
     problems = _too_long(_items(ctx.plan, ctx.site.lustre))
     return _message(problems) if problems else None
+
+
+def ipv6_gateway(plan: Plan) -> str | None:
+    """Why no ``routes=`` can be written: a gateway with an IPv6 address, which the kernel's
+    grammar cannot carry (``:`` separates a gateway's priority), or None."""
+    for routes in [
+        *(cc.routes for cc in plan.client_classes),
+        *(s.routes for s in plan.server_routes),
+    ]:
+        for r in routes:
+            if ":" in r.gateway.rpartition("@")[0]:
+                return (
+                    f"modprobe: gateway {r.gateway} is IPv6, which the kernel's routes= grammar "
+                    "cannot carry (':' separates a gateway's priority); deploy the lnetctl YAML "
+                    "(/etc/lnet.conf) instead"
+                )
+    return None
 
 
 def _items(plan: Plan, lustre: Targets) -> list[tuple[str, str, str, str, str, str]]:
@@ -137,6 +157,27 @@ def _message(too_long: list[tuple[str, str, str, int]]) -> str:
 
 
 def emit(ctx: Context) -> Iterator[OutFile]:
+    v6 = ipv6_gateway(ctx.plan)
+    if v6:
+        code = "E-MODPROBE-IPV6" if ctx.explicit else "W-MODPROBE-SKIPPED"
+        diag = Diagnostic(
+            ctx.site.file,
+            0,
+            0,
+            "error" if ctx.explicit else "warning",
+            code,
+            "$",
+            v6
+            + (
+                ", or leave modprobe out of --formats"
+                if ctx.explicit
+                else "; modprobe files were not written"
+            ),
+        )
+        if ctx.explicit:
+            raise InputError([diag])
+        ctx.warnings.append(diag)
+        return
     items = _items(ctx.plan, ctx.site.lustre)
     modern = [r for r in ROLES if not ctx.site.lustre.kernel_routes(r)]
     if modern:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from lnetgen.diagnostics import errors
+from lnetgen.inventory.addresses import check_ipv6
 from lnetgen.inventory.clients import ClientGroups, check_clients
 from lnetgen.inventory.context import Context
 from lnetgen.inventory.fabrics import Fabrics, check_fabrics
@@ -72,6 +73,7 @@ def build_site(ctx: Context) -> Site | None:
     o2ib = params.storage_lnd == "o2ib" or any(n.net.lnd == "o2ib" for n in cnets.nets)
     tunables = check_tunables(ctx, o2ib)
     lustre = check_release(ctx)
+    check_ipv6(ctx, params.storage_lnd, lustre)
     rates = check_rates(ctx, topo.torus is not None)
 
     if errors(ctx.diags) or clients is None:

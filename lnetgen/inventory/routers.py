@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lnetgen import nodes
+from lnetgen.inventory.addresses import canonical_ip
 from lnetgen.inventory.context import Context
 from lnetgen.inventory.fabrics import Fabrics
 from lnetgen.inventory.lnet import read_nid
@@ -40,7 +41,8 @@ def check_routers(ctx: Context, fabrics: Fabrics, cnets: ClientNets, topo: Topol
         p: Path = ("routers", i)
         name = r["name"]
         ctx.host_name(name, (*p, "name"), "router")
-        ctx.ips.claim(r["storage"]["ip"], (*p, "storage", "ip"), name)
+        ip = canonical_ip(ctx, r["storage"]["ip"], (*p, "storage", "ip"))
+        ctx.ips.claim(ip, (*p, "storage", "ip"), name)
         for side in ("storage", "client"):
             if "guid" in r[side]:
                 ctx.guid(r[side]["guid"], (*p, side, "guid"), f"the {side} port of {name}")
@@ -59,7 +61,7 @@ def check_routers(ctx: Context, fabrics: Fabrics, cnets: ClientNets, topo: Topol
                 str(cnid),
                 cnid.net,
                 r["client"]["interface"],
-                r["storage"]["ip"],
+                ip,
                 r["storage"]["interface"],
                 r["storage"].get("guid", ""),
                 a,

@@ -75,6 +75,7 @@ _PATTERN_KINDS = {
 }
 
 _IPV4_PATTERN_START = "^(25[0-5]"
+_IP_PATTERN_START = "^(?:(25[0-5]"
 
 _TYPE_WORDS = {
     "string": "text",
@@ -239,4 +240,6 @@ def _pattern_diag(pattern: str, inst: object, hint: str) -> tuple[str, str, str]
         return code, f"{show(inst)} {what}", ""
     if pattern.startswith(_IPV4_PATTERN_START):
         return "E-SCHEMA", f"{show(inst)} is not an IPv4 address", ""
+    if pattern.startswith(_IP_PATTERN_START):
+        return "E-SCHEMA", f"{show(inst)} is not an IPv4 or IPv6 address", ""
     return "E-SCHEMA", f"{show(inst)} does not have the expected form", hint

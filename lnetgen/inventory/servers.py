@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from lnetgen import nodes
+from lnetgen.inventory.addresses import canonical_ip
 from lnetgen.inventory.context import Context
 from lnetgen.inventory.fabrics import Fabrics
 from lnetgen.inventory.messages import did_you_mean
@@ -29,7 +30,8 @@ def check_servers(ctx: Context, fabrics: Fabrics, fs_names: set[str]) -> list[tu
         p: Path = ("servers", i)
         name = s["name"]
         ctx.host_name(name, (*p, "name"), "server")
-        ctx.ips.claim(s["ip"], (*p, "ip"), name)
+        ip = canonical_ip(ctx, s["ip"], (*p, "ip"))
+        ctx.ips.claim(ip, (*p, "ip"), name)
         if "guid" in s:
             ctx.guid(s["guid"], (*p, "guid"), name)
         if s["fs"] not in fs_names:
@@ -74,7 +76,7 @@ def check_servers(ctx: Context, fabrics: Fabrics, fs_names: set[str]) -> list[tu
             name,
             s["role"],
             s["fs"],
-            s["ip"],
+            ip,
             s["interface"],
             s.get("guid", ""),
             a,

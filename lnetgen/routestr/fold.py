@@ -121,6 +121,12 @@ def fold_gateways(nids: Iterable[str]) -> list[str]:
     out: list[str] = []
     for net in sorted(by_net):
         members = by_net[net]
+        v6 = sorted(n for n in members if ":" in n.addr)
+        if v6:  # IPv6 addresses are not folded: one token each (no kernel grammar carries them)
+            out.extend(str(n) for n in v6)
+            members = {n for n in members if ":" not in n.addr}
+            if not members:
+                continue
         if net.ip_based:
             addrs = {_ipv4_tuple(n.addr) for n in members}
             tokens = [f"{_ipv4_text(b)}@{net}" for b in _fold_ipv4(addrs)]

@@ -17,11 +17,27 @@ from lnetgen.verify.world import Endpoint, World
 _MKFS_NIDS = re.compile(r"--(mgsnode|servicenode|failnode)[= ]\"?([^\s\"]+)")
 
 
+def _pieces(text: str) -> list[str]:
+    """``text`` cut at ``,`` (NIDs of one host) and at ``:`` (hosts) -- a ``:`` only once the
+    piece has its ``@net``, since an IPv6 NID has colons of its own
+    (``fd00::1@tcp:fd00::2@tcp``)."""
+    out: list[str] = []
+    cur: list[str] = []
+    for ch in text:
+        if ch == "," or (ch == ":" and "@" in cur):
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur))
+    return out
+
+
 def _split_nids(text: str) -> list[str]:
     """NIDs of an ``--mgsnode``/``--servicenode`` value or a mount spec (``:`` between hosts,
     ``,`` between NIDs of one host); a piece that is no NID is kept as written."""
     out = []
-    for piece in re.split(r"[:,]", text):
+    for piece in _pieces(text):
         if not piece:
             continue
         try:

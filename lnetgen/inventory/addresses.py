@@ -1,0 +1,63 @@
+"""Storage-side IP addresses of routers and servers: IPv4, or IPv6 (large NIDs, Lustre 2.16+)
+on a storage LND that can carry it.
+
+The schema admits both forms; here an IPv6 address is checked exactly (E-IP) and written
+canonically (``fd00::1``, as ``inet_ntop`` prints it, so two spellings of one address are one
+address), and refused on an LND whose NIDs lustre-release parses as IPv4 only (E-NID-IPV6:
+``lib/libcfs/nidstrings.c`` gives the large-address parser to ``tcp`` and ``efa`` alone) or on
+hosts whose stated release is older than 2.16 (E-NID-IPV6-TARGET).  The kernel's ``routes=``
+grammar cannot carry an IPv6 gateway (``:`` separates the priority), so ``generate`` writes no
+modprobe routes for such a site (``lnetgen.emit.modprobe``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from lnetgen.inventory.context import Context
+from lnetgen.nodes import IPV6_LNDS
+from lnetgen.target import Targets, show
+from lnetgen.yamlsrc import Path
+
+#: Large NIDs (IPv6 addresses) arrived in this release.
+IPV6_SINCE = (2, 16)
+
+
+def canonical_ip(ctx: Context, text: str, path: Path) -> str:
+    """``text`` as one spelling: IPv4 unchanged, IPv6 compressed; E-IP when it is neither."""
+    if ":" not in text:
+        return text
+    try:
+        return str(ipaddress.IPv6Address(text))
+    except ValueError:
+        ctx.err(path, "E-IP", f"{text!r} is not an IPv6 address")
+        return text
+
+
+def check_ipv6(ctx: Context, storage_lnd: str, lustre: Targets) -> None:
+    """E-NID-IPV6 / E-NID-IPV6-TARGET for IPv6 storage addresses the site cannot use."""
+    where: list[tuple[Path, str]] = []
+    for i, r in ctx.items("routers"):
+        where.append((("routers", i, "storage", "ip"), str(r.get("storage", {}).get("ip", ""))))
+    for i, s in ctx.items("servers"):
+        where.append((("servers", i, "ip"), str(s.get("ip", ""))))
+    v6 = [(p, ip) for p, ip in where if ":" in ip]
+    if not v6:
+        return
+    if storage_lnd not in IPV6_LNDS:
+        for p, ip in v6:
+            ctx.err(
+                p,
+                "E-NID-IPV6",
+                f"{ip} is IPv6 but the storage LND is {storage_lnd}, whose NIDs Lustre parses as "
+                "IPv4 only",
+                hint="use IPv4 addresses, or strategy.storage_lnd: tcp",
+            )
+        return
+    old = [(role, v) for role in ("router", "server") if (v := lustre.of(role)) and v < IPV6_SINCE]
+    for role, v in old:
+        ctx.err(
+            v6[0][0],
+            "E-NID-IPV6-TARGET",
+            f"IPv6 NIDs need Lustre {show(IPV6_SINCE)} or later; the {role}s run {show(v)}",
+        )
