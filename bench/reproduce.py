@@ -57,7 +57,32 @@ def main(argv: list[str]) -> int:
     print(f"absolute tolerance ±{100 * ABSOLUTE:.0f} %")
     print()
     sensitivity(sites)
+    print()
+    seed004(sites)
     return 0
+
+
+def seed004(sites: str) -> None:
+    """Seed 004 (Enzo, 128 ranks on 8 Blue Waters nodes, single-stripe files): each rank's
+    nearest OST against Lustre's allocation, predicted for a few job positions."""
+    from lnetgen.api import load_plan
+    from lnetgen.throughput import parse_inline, predict
+
+    site, plan, _ = load_plan(str(Path(sites, "bluewaters.yaml")), "groups", None)
+    print("Seed 004, 128 ranks on 8 Blue Waters nodes, nearest OSTs over Lustre's allocation")
+    print("(measured: Enzo ran 10-21 % faster, mean 1.16x, on a busy machine):")
+    print()
+    print("| job nodes | default GB/s | nearest GB/s | nearest / default |")
+    print("|---|---|---|---|")
+    for nodes in ("nid[00001-00008]", "nid[10001-10008]", "random"):
+        got = []
+        for choice in ("index", "nearest"):
+            text = (
+                f"filesystems=scratch,ranks=128,ranks_per_node=16,nodes={nodes},ost_choice={choice}"
+            )
+            got.append(predict(site, plan, parse_inline(text)).aggregate_mb_s or 0.0)
+        ratio = got[1] / got[0] if got[0] else 0.0
+        print(f"| {nodes} | {got[0] / 1000:.1f} | {got[1] / 1000:.1f} | {ratio:.2f} |")
 
 
 def sensitivity(sites: str) -> None:

@@ -313,3 +313,23 @@ def test_opensm_routes_share_the_spine_port_on_wolf() -> None:
     assert after["bottleneck"]["kind"] == "router"
     assert after["aggregate_mb_s"] == pytest.approx(21 * 2300)  # 21 OSS-side routers x 2.3 GB/s
     assert before["aggregate_mb_s"] < 0.4 * after["aggregate_mb_s"]
+
+
+def test_nearest_osts_are_distinct_and_nearest() -> None:
+    """ost_choice=nearest: every rank gets a distinct OST, and no rank's OST is farther (hops
+    to its gateways) than one left free."""
+    from lnetgen.place.hops import net_hops
+
+    site, plan, ix = demo()
+    r = build_ranks(site, plan, ix, parse_inline("filesystems=scratch,ranks=8,ost_choice=nearest"))  # type: ignore[arg-type]
+    assert len(set(r.pair_ost.tolist())) == 8
+    hops = net_hops(ix)  # type: ignore[arg-type]
+    nets = ix.server_net[r.ost_server]  # type: ignore[attr-defined]
+    used = set(r.pair_ost.tolist())
+    for j, (node, ost) in enumerate(zip(r.node.tolist(), r.pair_ost.tolist(), strict=True)):
+        taken_before = set(r.pair_ost.tolist()[:j])
+        free = [o for o in range(len(r.ost_server)) if o not in taken_before]
+        assert hops[node, nets[ost]] <= min(hops[node, nets[o]] for o in free)
+    assert used
+    with pytest.raises(InputError):
+        build_ranks(site, plan, ix, parse_inline("ost_choice=nearest,stripe_count=2"))  # type: ignore[arg-type]

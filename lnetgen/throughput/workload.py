@@ -57,6 +57,7 @@ class WorkloadSpec:
     stripe_count: int = 1  # shared-file: 0 = the whole pool
     files: int = 1
     osts: str = ""  # OST indices to use ("0-11,24-35"), of the one file system named
+    ost_choice: str = "index"  # index | nearest (seed 004: each rank's nearest free OST)
 
     def label(self) -> str:
         parts = [self.pattern, self.op, f"nodes={self.nodes}"]
@@ -96,6 +97,8 @@ def spec_from_mapping(data: Mapping[str, object], where: str = "--workload") -> 
     spec = WorkloadSpec(**got)  # type: ignore[arg-type]
     if spec.pattern not in PATTERNS:
         raise input_error("E-WORKLOAD", f"{where}: pattern must be one of {', '.join(PATTERNS)}")
+    if spec.ost_choice not in ("index", "nearest"):
+        raise input_error("E-WORKLOAD", f"{where}: ost_choice must be index or nearest")
     if spec.op not in OPS:
         raise input_error("E-WORKLOAD", f"{where}: op must be write or read")
     if spec.pattern == "file-per-process" and spec.stripe_count < 1:
@@ -256,7 +259,38 @@ def build_ranks(site: Site, plan: Plan, ix: PlanIndex, spec: WorkloadSpec) -> Ra
     pair_w = np.concatenate(pw)
     ost_server = np.asarray(servers, dtype=np.int64)
     node = _nodes(site, plan, ix, spec, total, pair_rank, pair_ost, ost_server)
+    if spec.ost_choice == "nearest":
+        pair_ost = _nearest_osts(ix, spec, node, pair_rank, ost_server)
     return Ranks(spec, node, pair_rank, pair_ost, pair_w, ost_server, tuple(labels))
+
+
+def _nearest_osts(
+    ix: PlanIndex, spec: WorkloadSpec, node: IntArray, pair_rank: IntArray, ost_server: IntArray
+) -> IntArray:
+    """Seed 004: each rank (in rank order) takes the free OST whose server its node reaches
+    through the fewest torus hops to its gateways (ties: lower OST); when every OST is taken,
+    the nearest again.  Single-stripe file-per-process only."""
+    from lnetgen.place.hops import net_hops
+
+    if spec.pattern != "file-per-process" or spec.stripe_count != 1 or spec.nodes == "placed":
+        raise input_error(
+            "E-WORKLOAD",
+            "--workload: ost_choice=nearest is for single-stripe file-per-process ranks on "
+            "nodes not already placed",
+        )
+    hops = net_hops(ix)  # (clients, nets)
+    ost_net = ix.server_net[ost_server]
+    taken = np.zeros(len(ost_server), dtype=bool)
+    out = np.empty(len(node), dtype=np.int64)
+    for j, n in enumerate(node.tolist()):
+        d = hops[n, ost_net]
+        free = np.where(taken, np.inf, d)
+        pick = int(np.argmin(free if np.isfinite(free).any() else d))
+        taken[pick] = True
+        if taken.all():
+            taken[:] = False
+        out[j] = pick
+    return out[pair_rank]
 
 
 def _nodes(
