@@ -333,3 +333,18 @@ def test_nearest_osts_are_distinct_and_nearest() -> None:
     assert used
     with pytest.raises(InputError):
         build_ranks(site, plan, ix, parse_inline("ost_choice=nearest,stripe_count=2"))  # type: ignore[arg-type]
+
+
+def test_workload_none_predicts_nothing() -> None:
+    """--workload none: analyze prints no prediction, compare n/a (and runs faster); advise
+    routers, which judges by a workload, refuses it."""
+    from lnetgen.cli.advise import routers_cmd
+    from lnetgen.cli.analyze import compare_cmd
+
+    demo = str(SITES / "demo.yaml")
+    r = CliRunner().invoke(analyze_cmd, [demo, "--workload", "none"])
+    assert "predicted bandwidth" not in r.output
+    r = CliRunner().invoke(compare_cmd, [demo, "--workload", "none", "--format", "json"])
+    assert all(row["write_mb_s"] is None for row in json.loads(r.stdout))
+    r = CliRunner().invoke(routers_cmd, [demo, "--workload", "none"])
+    assert r.exit_code == 2 and "not none" in r.output and "Traceback" not in r.output

@@ -196,9 +196,13 @@ def routers_cmd(
     from lnetgen.advise.routers import advise_routers
     from lnetgen.analyze.plain import plain
     from lnetgen.cli.common import as_input_error, workload_spec
-    from lnetgen.diagnostics import InputError
+    from lnetgen.diagnostics import InputError, UsageError, usage
 
     spec = workload_spec(workload)
+    if spec is None:
+        raise UsageError(
+            [usage("--workload", "advise routers judges moves by a workload: not none")]
+        )
     site_obj, plan = load_plan(site, strategy, plan_path, force)
     try:
         a = advise_routers(site_obj, plan, spec, count, budget)

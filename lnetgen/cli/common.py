@@ -295,15 +295,18 @@ def workload_option(fn: F) -> F:
         metavar="FILE|K=V,...",
         default=None,
         help="the workload to predict GB/s for: a YAML file or inline keys, e.g. "
-        "'pattern=shared-file,files=10,nodes=random' (docs/throughput.md); default: one "
-        "single-stripe file per OST on random nodes",
+        "'pattern=shared-file,files=10,nodes=random' (docs/throughput.md), or 'none' to "
+        "predict nothing (faster); default: one single-stripe file per OST on random nodes",
     )(fn)
 
 
-def workload_spec(arg: str | None) -> WorkloadSpec:
-    """The ``--workload`` value as a spec (``InputError`` for a bad one)."""
+def workload_spec(arg: str | None) -> WorkloadSpec | None:
+    """The ``--workload`` value as a spec; None for ``none`` (no prediction); ``InputError``
+    for a bad one."""
     from lnetgen.throughput import DEFAULT, load_workload
 
+    if arg == "none":
+        return None
     try:
         return DEFAULT if arg is None else load_workload(arg)
     except InputError as exc:
