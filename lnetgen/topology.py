@@ -220,49 +220,9 @@ def link_loads(
             raise ValueError(f"weights must have shape ({nflows},), got {w.shape}")
         integral = bool(np.issubdtype(w.dtype, np.integer) or w.dtype == np.bool_)
         w = w.astype(np.float64)
-    hops, positive, phase = _legs(s, t, d3, mode)
-    loads = np.zeros((*d3, 6), dtype=np.float64 if w is not None else np.int64)
-    for axis in range(3):
-        n = d3[axis]
-        others = [k for k in range(3) if k != axis]
-        # the other coordinates while moving along ``axis``: already at the destination for
-        # axes travelled in an earlier phase, still at the source otherwise
-        at = s.copy()
-        for k in others:
-            done = phase[:, k] < phase[:, axis]
-            at[:, k] = np.where(done, t[:, k], s[:, k])
-        shape = list(d3)
-        shape[axis] = 2 * n
-        for negative in (False, True):
-            sel = np.nonzero((hops[:, axis] > 0) & (positive[:, axis] == (not negative)))[0]
-            if not len(sel):
-                continue
-            h = hops[sel, axis]
-            # a negative run from s covers s, s-1, ..., s-h+1: the same links as the run of
-            # length h that starts at s-h+1 (mod n), so both signs are positive-going runs here
-            first = s[sel, axis] - (h - 1) if negative else s[sel, axis]
-            first = first % n
-            start = at[sel].copy()
-            start[:, axis] = first
-            stop = start.copy()
-            stop[:, axis] = first + h  # < 2n since h <= n // 2
-            size = shape[0] * shape[1] * shape[2]
-            i_start = np.ravel_multi_index(start.T, shape)
-            i_stop = np.ravel_multi_index(stop.T, shape)
-            if w is None:
-                diff = np.bincount(i_start, minlength=size) - np.bincount(i_stop, minlength=size)
-            else:
-                ws = w[sel]
-                diff = np.bincount(i_start, weights=ws, minlength=size) - np.bincount(
-                    i_stop, weights=ws, minlength=size
-                )
-            run = np.cumsum(diff.reshape(shape), axis=axis)
-            folded = np.take(run, np.arange(n), axis=axis) + np.take(
-                run, np.arange(n, 2 * n), axis=axis
-            )
-            loads[..., 2 * axis + int(negative)] += folded
+    loads = runs_loads(_runs(s, t, d3, mode, sums=False), w)
     if w is not None and integral:
-        return np.rint(loads).astype(np.int64)
+        return np.asarray(np.rint(loads), dtype=np.int64)
     return loads
 
 
@@ -281,6 +241,10 @@ class Segment(NamedTuple):
     hi_at: tuple[IntArray, IntArray, IntArray]
 
 
+_EMPTY = np.zeros(0, dtype=np.int64)
+_NO_AT = (_EMPTY, _EMPTY, _EMPTY)
+
+
 class Runs(NamedTuple):
     """Every flow's path as runs (:func:`runs`), to lay out loads or sum values many times."""
 
@@ -289,16 +253,21 @@ class Runs(NamedTuple):
     segments: tuple[Segment, ...]
 
 
-def runs(src: Any, dst: Any, dims: Sequence[int], mode: str) -> Runs:
+def runs(src: Any, dst: Any, dims: Sequence[int], mode: str, sums: bool = True) -> Runs:
     """The paths of flows ``src[f] -> dst[f]`` as runs, computed once for
     :func:`runs_loads` and :func:`runs_sums` (what :func:`link_loads` and :func:`path_sums`
-    do in one go)."""
+    do in one go).  ``sums`` False leaves out the coordinates only :func:`runs_sums` reads."""
     d3 = _dims(dims)
     mode = _mode(mode)
     s = _coords(src, d3, "src")
     t = _coords(dst, d3, "dst")
     if s.shape != t.shape:
         raise ValueError(f"src and dst must have the same shape, got {s.shape} and {t.shape}")
+    return _runs(s, t, d3, mode, sums)
+
+
+def _runs(s: IntArray, t: IntArray, d3: tuple[int, int, int], mode: str, sums: bool) -> Runs:
+    """:func:`runs` on checked coordinates."""
     hops, positive, phase = _legs(s, t, d3, mode)
     segs: list[Segment] = []
     for axis in range(3):
@@ -314,6 +283,8 @@ def runs(src: Any, dst: Any, dims: Sequence[int], mode: str) -> Runs:
             if not len(sel):
                 continue
             h = hops[sel, axis]
+            # a negative run from s covers s, s-1, ..., s-h+1: the same links as the run of
+            # length h that starts at s-h+1 (mod n), so both signs are positive-going runs here
             first = (s[sel, axis] - (h - 1) if negative else s[sel, axis]) % n
             lo = at[sel].copy()
             lo[:, axis] = first
@@ -328,20 +299,23 @@ def runs(src: Any, dst: Any, dims: Sequence[int], mode: str) -> Runs:
                     np.asarray(np.ravel_multi_index(lo.T, sh3), dtype=np.int64),
                     np.asarray(np.ravel_multi_index(hi.T, sh3), dtype=np.int64),
                     sh3,
-                    (lo[:, 0], lo[:, 1], lo[:, 2]),
-                    (hi[:, 0], hi[:, 1], hi[:, 2]),
+                    (lo[:, 0], lo[:, 1], lo[:, 2]) if sums else _NO_AT,
+                    (hi[:, 0], hi[:, 1], hi[:, 2]) if sums else _NO_AT,
                 )
             )
     return Runs(d3, len(s), tuple(segs))
 
 
-def runs_loads(r: Runs, weights: FloatArray) -> FloatArray:
-    """Like :func:`link_loads` with float ``weights``, for precomputed runs."""
-    loads = np.zeros((*r.dims, 6))
+def runs_loads(r: Runs, weights: FloatArray | None = None) -> npt.NDArray[Any]:
+    """Flows (int64, ``weights`` None) or the sum of ``weights`` (float64) per directed link,
+    for precomputed runs: per axis and direction a difference array (+w at a run's first
+    link, -w just after its last) summed along the axis; the ring's wrap-around is handled by
+    unrolling the axis to twice its length and folding the two halves."""
+    loads = np.zeros((*r.dims, 6), dtype=np.int64 if weights is None else np.float64)
     for g in r.segments:
         n = r.dims[g.axis]
         size = g.shape[0] * g.shape[1] * g.shape[2]
-        w = weights[g.sel]
+        w = None if weights is None else weights[g.sel]
         diff = np.bincount(g.lo, weights=w, minlength=size) - np.bincount(
             g.hi, weights=w, minlength=size
         )
@@ -381,30 +355,4 @@ def path_sums(src: Any, dst: Any, dims: Sequence[int], mode: str, values: Any) -
     v = np.asarray(values, dtype=np.float64)
     if v.shape != (*d3, 6):
         raise ValueError(f"values must have shape {(*d3, 6)}, got {v.shape}")
-    hops, positive, phase = _legs(s, t, d3, mode)
-    out = np.zeros(len(s), dtype=np.float64)
-    for axis in range(3):
-        n = d3[axis]
-        others = [k for k in range(3) if k != axis]
-        at = s.copy()
-        for k in others:
-            done = phase[:, k] < phase[:, axis]
-            at[:, k] = np.where(done, t[:, k], s[:, k])
-        for negative in (False, True):
-            sel = np.nonzero((hops[:, axis] > 0) & (positive[:, axis] == (not negative)))[0]
-            if not len(sel):
-                continue
-            h = hops[sel, axis]
-            first = (s[sel, axis] - (h - 1) if negative else s[sel, axis]) % n
-            ring = v[..., 2 * axis + int(negative)]
-            doubled = np.concatenate([ring, ring], axis=axis)
-            # prefix[i] = sum of the first i links along the axis (prefix[0] = 0)
-            pad = [(0, 0)] * 3
-            pad[axis] = (1, 0)
-            prefix = np.pad(np.cumsum(doubled, axis=axis), pad)
-            lo = at[sel].copy()
-            lo[:, axis] = first
-            hi = lo.copy()
-            hi[:, axis] = first + h
-            out[sel] += prefix[tuple(hi.T)] - prefix[tuple(lo.T)]
-    return out
+    return runs_sums(_runs(s, t, d3, mode, sums=True), v)
