@@ -31,6 +31,19 @@ def advise_group() -> None:
     (``routers``), each with the bandwidth the model predicts for it."""
 
 
+def _print(fmt: str, advice: object, lines: list[str]) -> None:
+    """The advice as JSON or as its text lines; exit 0."""
+    from lnetgen.analyze.plain import plain
+
+    if fmt == "json":
+        data: Any = plain(advice)
+        click.echo(json.dumps(data, indent=1, sort_keys=True))
+    else:
+        for line in lines:
+            click.echo(line)
+    sys.exit(EXIT_OK)
+
+
 def _gb(p: Prediction | None) -> str:
     if p is None or p.aggregate_mb_s is None:
         return "n/a"
@@ -114,7 +127,6 @@ def stripes_cmd(
     usage).
     """
     from lnetgen.advise import advise_stripes
-    from lnetgen.analyze.plain import plain
     from lnetgen.cli.common import as_input_error
     from lnetgen.diagnostics import InputError
     from lnetgen.place import clients_by_name
@@ -125,13 +137,7 @@ def stripes_cmd(
         a = advise_stripes(site_obj, plan, fs, members, job or "", max_stripe, path)
     except InputError as exc:
         raise as_input_error(exc) from None
-    if fmt == "json":
-        data: Any = plain(a)
-        click.echo(json.dumps(data, indent=1, sort_keys=True))
-    else:
-        for line in format_stripes(a):
-            click.echo(line)
-    sys.exit(EXIT_OK)
+    _print(fmt, a, format_stripes(a))
 
 
 def format_routers(a: RouterAdvice) -> list[str]:
@@ -194,7 +200,6 @@ def routers_cmd(
     Exit status: 0 ok, 1 an invalid inventory, 2 bad input (no torus, no free slot, usage).
     """
     from lnetgen.advise.routers import advise_routers
-    from lnetgen.analyze.plain import plain
     from lnetgen.cli.common import as_input_error, workload_spec
     from lnetgen.diagnostics import InputError, UsageError, usage
 
@@ -208,13 +213,7 @@ def routers_cmd(
         a = advise_routers(site_obj, plan, spec, count, budget)
     except InputError as exc:
         raise as_input_error(exc) from None
-    if fmt == "json":
-        data: Any = plain(a)
-        click.echo(json.dumps(data, indent=1, sort_keys=True))
-    else:
-        for line in format_routers(a):
-            click.echo(line)
-    sys.exit(EXIT_OK)
+    _print(fmt, a, format_routers(a))
 
 
 __all__ = ["advise_group", "format_routers", "format_stripes", "routers_cmd", "stripes_cmd"]

@@ -41,11 +41,6 @@ if TYPE_CHECKING:  # the library is imported lazily at run time
     from lnetgen.throughput.fabric import FabricRoutes
 
 
-def mb_s(x: float | None) -> str:
-    """A rate for a caption: ``"3020 MB/s"``, or ``"n/a"`` when unknown."""
-    return "n/a" if x is None or not math.isfinite(x) else f"{x:g} MB/s"
-
-
 def _pct(x: float) -> str:
     return f"{100 * x:.1f} %"
 
@@ -170,6 +165,8 @@ def _link_line(label: str, st: LinkStats, saturation: float) -> list[str]:
 
 def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
     """The text report of ``lnetgen analyze``."""
+    from lnetgen.traffic.settings import mb_s
+
     s = a.settings
     out = [
         f"site {a.site}  strategy {a.strategy}  workload {a.workload}: {num(a.flows, 1)} flows "

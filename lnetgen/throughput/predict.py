@@ -329,7 +329,7 @@ def predict(
             None, None, None, None, None, None, None, bounds, unknown, torus_note,
         )  # fmt: skip
     rate = sh.rate[served]
-    done = completion(p, weight=weight)[served]
+    done = completion(p, weight=weight, start=sh)[served]
     aggregate = float(rate.size / done.max())
     slow = int(np.argmin(sh.rate + np.where(served, 0, np.inf)))
     neck = _bottleneck(p, built, sh.frozen_by, sh.load, sh.link_load, slow)

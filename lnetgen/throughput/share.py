@@ -204,14 +204,19 @@ def max_min(p: Problem, alive: BoolArray | None = None, weight: FloatArray | Non
 
 
 def completion(
-    p: Problem, batch: float = 0.01, max_rounds: int = 400, weight: FloatArray | None = None
+    p: Problem,
+    batch: float = 0.01,
+    max_rounds: int = 400,
+    weight: FloatArray | None = None,
+    start: Shares | None = None,
 ) -> FloatArray:
     """When each rank finishes streaming one unit of data (MB: the times are in seconds per MB
     of each rank's file), re-sharing the capacities whenever ranks finish.
 
     Ranks due within ``batch`` (a fraction of the time to the next finish) finish in the same
     round; after ``max_rounds`` rounds the rest keep their last rates.  A rank with no known
-    limit gets time 0 (nothing in the inventory bounds it).
+    limit gets time 0 (nothing in the inventory bounds it).  ``start``: the rates of every rank
+    (``max_min(p, weight=weight)``) when the caller has them already.
     """
     n = p.nranks
     left = np.ones(n)
@@ -221,7 +226,7 @@ def completion(
     for _ in range(max_rounds):
         if not alive.any():
             return done_at
-        sh = max_min(p, alive, weight)
+        sh = start if start is not None and alive.all() else max_min(p, alive, weight)
         r = sh.rate
         alive &= np.isfinite(r)  # no known limit: done at once
         if not alive.any():
