@@ -549,6 +549,18 @@ def test_cli_check_skips_without_tools(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "apt-get install opensm ibsim-utils infiniband-diags" in res.output
 
 
+def test_cli_check_reports_a_bad_inventory_without_tools(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The inventory is checked before the tools: a bad one is exit 1, never a skip."""
+    monkeypatch.setattr(simulate, "missing_tools", lambda: ["opensm"])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text((SITES / "demo.yaml").read_text().replace("site: demo", "site: 7"))
+    res = CliRunner().invoke(command, ["check", str(bad)])
+    assert res.exit_code == 1, res.output
+    assert "skipped" not in res.output
+
+
 # ----------------------------------------------------------------------------- dump_fts
 
 DUMP = """\

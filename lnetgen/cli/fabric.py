@@ -225,10 +225,14 @@ def check(site: str, fabric: str | None, keep: str | None, fmt: str, quiet: bool
     fabric's two host classes per spine and leaf uplink.  Exit 1 on a fabric where what
     generate writes is worse than no setting, makes ftree fall back, loses routes, allows a
     credit loop or puts more than 2x the best possible on a leaf uplink.  Needs opensm,
-    ibsim-utils and infiniband-diags; skips (exit 0) without them."""
+    ibsim-utils and infiniband-diags; without them, skips (exit 0) once the inventory
+    checks out."""
     from lnetgen.fabric import advise, simulate
     from lnetgen.inventory import load_site
 
+    # the inventory is checked first: a bad one is exit 1 whether or not OpenSM is here
+    s, _warnings = load_site(site)
+    _known_fabric(s, fabric)
     missing = simulate.missing_tools()
     if missing:
         reason = (
@@ -239,8 +243,6 @@ def check(site: str, fabric: str | None, keep: str | None, fmt: str, quiet: bool
             click.echo(json.dumps({"skipped": reason, "fabrics": []}, indent=1))
         click.echo(f"fabric check skipped: {reason}", err=True)
         sys.exit(EXIT_OK)
-    s, _warnings = load_site(site)
-    _known_fabric(s, fabric)
     failed = False
     fabrics = []
     for fab in advise.checked_fabrics(s, fabric):
