@@ -102,6 +102,8 @@ class Router:
     coords: tuple[int, int, int] | None = None
     client_guid: str = ""
     client_attach: Attachment | None = None
+    #: (group, switch) of the router's compute-side port on a dragonfly client side
+    dragonfly: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,8 @@ class Clients:
     ports: npt.NDArray[np.int32] | None = None  # leaf port of each fat-tree client (else 0)
     iface_index: npt.NDArray[np.int32] | None = None  # per client, into iface_names
     iface_names: tuple[str, ...] = ()
+    #: per client on a dragonfly client side, its switch as ``group * switches + switch``
+    switch: npt.NDArray[np.int32] | None = None
 
     def interface_of(self, i: int) -> str:
         """The LNet interface of client ``i``."""
@@ -174,6 +178,27 @@ class Torus:
     routing: str  # xyz | seastar
     #: chips where a router could go (``topology.router_slots``), for ``advise routers``
     slots: tuple[tuple[int, int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class Dragonfly:
+    """A dragonfly client side (HPE Slingshot, Cray Aries): ``groups`` groups of ``switches``
+    switches, the switches of a group linked all-to-all (``local_links`` links per pair), each
+    pair of groups by ``global_links`` links.  ``edge_ports``: host ports per switch (0: not
+    stated).  Switches are numbered ``group * switches + switch`` (see lnetgen.topology)."""
+
+    groups: int
+    switches: int
+    global_links: int
+    local_links: int = 1
+    edge_ports: int = 0
+
+    def group_of(self, switch: int) -> int:
+        return switch // self.switches
+
+    def label(self, switch: int) -> str:
+        """``g3s07``: group 3, switch 7."""
+        return f"g{switch // self.switches}s{switch % self.switches:02d}"
 
 
 @dataclass(frozen=True)
@@ -214,6 +239,8 @@ class Site:
     lustre: Targets = NO_TARGETS
     #: Component rates with their sources (``rates:``; None where the inventory gives none)
     rates: Rates = NO_RATES
+    #: The client side when it is a dragonfly (``topology.kind: dragonfly``)
+    dragonfly: Dragonfly | None = None
 
     def switch(self, name: str) -> Switch | None:
         for fabric in self.fabrics:

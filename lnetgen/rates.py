@@ -21,6 +21,8 @@ DIRECTION_KEYS: tuple[str, ...] = ("x+", "x-", "y+", "y-", "z+", "z-")
 COMPONENTS: tuple[str, ...] = (
     "injection",
     "fabric_link",
+    "local_link",
+    "global_link",
     "router",
     "ib_link",
     "uplink",
@@ -55,6 +57,8 @@ class Rates:
     torus_link: tuple[Rate, ...] | None = None
     injection: Rate | None = None
     fabric_link: Rate | None = None
+    local_link: Rate | None = None  # between two switches of a dragonfly group
+    global_link: Rate | None = None  # between two dragonfly groups
     router: Rate | None = None
     ib_link: Rate | None = None
     uplink: Rate | None = None

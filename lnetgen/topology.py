@@ -1,5 +1,5 @@
 """Client-side network geometry: torus hop distances, dimension-order paths and link loads, and
-fat-tree hop counts.
+fat-tree and dragonfly hop counts.
 
 Everything here works on numpy arrays of chip coordinates, vectorized over clients and flows;
 nothing loops over clients in Python except :func:`path_links`, which follows one flow and
@@ -144,6 +144,23 @@ def fat_tree_hops(leaf_a: Any, leaf_b: Any) -> IntArray:
     lb = np.asarray(leaf_b)
     same = (la == lb) & (la >= 0)
     return np.where(same, 2, 4).astype(np.int64)
+
+
+def dragonfly_hops(switch_a: Any, switch_b: Any, switches: int) -> IntArray:
+    """Link count between hosts on dragonfly switches ``switch_a`` and ``switch_b`` (numbered
+    ``group * switches + switch``; numpy broadcasting).
+
+    2 on the same switch (host-switch-host), 3 in the same group (the group's switches are
+    linked all-to-all), 5 between groups: host, local link, global link, local link, host --
+    the longest minimal route, as the global links of a group are spread over its switches and
+    which switch holds the link to which group is not in the inventory.  A negative switch is
+    "not on a known switch": another group than anything, itself included.
+    """
+    a = np.asarray(switch_a)
+    b = np.asarray(switch_b)
+    known = (a >= 0) & (b >= 0)
+    same_group = known & (a // switches == b // switches)
+    return np.where(known & (a == b), 2, np.where(same_group, 3, 5)).astype(np.int64)
 
 
 # ----------------------------------------------------------------------------- routing

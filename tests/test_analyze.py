@@ -32,7 +32,8 @@ from lnetgen.analyze import (
     resolve_failures,
     torus_loads,
 )
-from lnetgen.cli.analyze import analyze_cmd, compare_cmd
+from lnetgen.cli.analyze import analyze_cmd
+from lnetgen.cli.compare import compare_cmd
 from lnetgen.diagnostics import InputError
 from lnetgen.inventory import load_site
 from lnetgen.model import Site

@@ -1,5 +1,5 @@
 """The shipped site inventories: all valid, the reference sites hold the papers' numbers, and
-``sites/generate.py`` reproduces the three generated ones byte for byte."""
+``sites/generate.py`` reproduces the generated ones byte for byte."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from lnetgen.inventory import check
 from lnetgen.model import Site
 
 SITES_DIR = Path(__file__).resolve().parent.parent / "sites"
-GENERATED = ("bluewaters.yaml", "spider.yaml", "wolf.yaml")
+GENERATED = ("bluewaters.yaml", "slingshot.yaml", "spider.yaml", "wolf.yaml")
 ALL_SITES = sorted(p.name for p in SITES_DIR.glob("*.yaml"))
 
 
@@ -238,3 +238,29 @@ def test_wolf_counts() -> None:
     assert servers_per_module(site, "mds") == {("lbcore1", "L08"): 1}
     assert site.strategy.storage_net_base == 100
     assert all(n.number == 0 and n.lnd == "o2ib" for n in site.clients.nets)
+
+
+def test_slingshot_counts() -> None:
+    site = site_of("slingshot.yaml")
+    d = site.dragonfly
+    assert d is not None and (d.groups, d.switches, d.global_links, d.edge_ports) == (8, 16, 32, 16)
+    assert len(site.clients) == 8 * (16 * 16 - 4) == 2016
+    assert {str(n) for n in site.clients.nets} == {"kfi"}
+    assert site.clients.nids[0] == "1@kfi"
+    assert len(site.routers) == 32
+    # 4 routers per group, one on each of switches 3, 7, 11, 15
+    places = Counter(r.dragonfly for r in site.routers)
+    assert set(places.values()) == {1}
+    assert {p for p in places if p is not None} == {
+        (g, s) for g in range(8) for s in (3, 7, 11, 15)
+    }
+    # the 4 routers of a storage leaf sit in 4 different groups
+    for module, count in routers_per_module(site).items():
+        groups = {r.dragonfly[0] for r in site.routers if r.attach.module == module and r.dragonfly}
+        assert count == 4 and len(groups) == 4, module
+    # every switch full: 16 hosts, clients and routers together
+    assert site.clients.switch is not None
+    hosts = Counter(site.clients.switch.tolist())
+    hosts.update(p[0] * 16 + p[1] for p in places if p is not None)
+    assert set(hosts.values()) == {16} and len(hosts) == 128
+    assert Counter(s.role for s in site.servers) == {"oss": 14, "mds": 2}

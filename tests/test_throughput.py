@@ -339,7 +339,7 @@ def test_workload_none_predicts_nothing() -> None:
     """--workload none: analyze prints no prediction, compare n/a (and runs faster); advise
     routers, which judges by a workload, refuses it."""
     from lnetgen.cli.advise import routers_cmd
-    from lnetgen.cli.analyze import compare_cmd
+    from lnetgen.cli.compare import compare_cmd
 
     demo = str(SITES / "demo.yaml")
     r = CliRunner().invoke(analyze_cmd, [demo, "--workload", "none"])

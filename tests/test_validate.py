@@ -39,7 +39,7 @@ INVALID = _cases("invalid")
 VALID = _cases("valid")
 
 #: Codes no case directory can show cheaply, each proven by a unit test below.
-UNIT_TESTED = {"E-FILE-SIZE", "E-YAML-SIZE", "E-SYNTAX"}
+UNIT_TESTED = {"E-FILE-SIZE", "E-YAML-SIZE", "E-SYNTAX", "E-RATES"}
 
 
 def _run_case(case_dir: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list[Diagnostic]]:
@@ -179,6 +179,21 @@ def test_syntax_fallback_is_located(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(build, "check_fabrics", boom)
     _site, diags = check(str(ROOT / "sites" / "demo.yaml"))
     assert [d.code for d in diags] == ["E-SYNTAX"]
+
+
+def test_rate_fallback_is_located(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rate the schema let through but the parser refuses is E-RATES at the rate."""
+    from lnetgen.inventory import rates
+
+    def refuse(text: str) -> float:
+        raise ValueError(f"{text!r} is not a rate")
+
+    monkeypatch.setattr(rates, "parse_rate", refuse)
+    _site, diags = check(str(CASES / "valid" / "dragonfly" / "site.yaml"))
+    got = [d for d in diags if d.code == "E-RATES"]
+    assert [d.path for d in got] == [
+        f"$.rates.{k}" for k in ("injection", "local_link", "global_link", "router")
+    ]
 
 
 # ----------------------------------------------------------------------------- CLI

@@ -1,4 +1,5 @@
-"""One plan analyzed: storage-fabric crossings, torus link loads, and failures (the pairs a
+"""One plan analyzed: storage-fabric crossings, torus link loads (dragonfly global links), and
+failures (the pairs a
 given failure hurts, or the N-1 summary), gathered in an ``Analysis``.
 """
 
@@ -24,6 +25,7 @@ from lnetgen.plan import Plan
 from lnetgen.progress import NO_PROGRESS, Progress
 from lnetgen.throughput import DEFAULT, Prediction, WorkloadSpec, predict
 from lnetgen.throughput.fabric import FabricRoutes
+from lnetgen.traffic.dragonfly import DragonflyReport, dragonfly_report
 from lnetgen.traffic.findings import Finding
 from lnetgen.traffic.flows import traffic
 from lnetgen.traffic.index import PlanIndex, index_plan
@@ -50,6 +52,8 @@ class Analysis:
     findings: tuple[Finding, ...]
     #: predicted bandwidth of the IOR workload, writes then reads (lnetgen.throughput)
     throughput: tuple[Prediction, ...] = ()
+    #: on a dragonfly client side: flows on a switch, in a group, across global links
+    dragonfly: DragonflyReport | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dict(plain(self))
@@ -129,6 +133,7 @@ def analyze(
         failure_loads=loads,
         findings=ix.findings,
         throughput=predicted,
+        dragonfly=dragonfly_report(ix, tr),
     )
 
 

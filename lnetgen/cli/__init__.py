@@ -264,6 +264,9 @@ from lnetgen.cli import analyze as _analyze  # noqa: E402
 
 for _cmd in _analyze.COMMANDS:
     main.add_command(_cmd)
+from lnetgen.cli import compare as _compare  # noqa: E402
+
+main.add_command(_compare.compare_cmd)
 from lnetgen.cli import report as _report  # noqa: E402
 
 main.add_command(_report.command)

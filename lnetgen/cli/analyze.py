@@ -1,5 +1,5 @@
-"""``lnetgen analyze`` and ``lnetgen compare``: congestion and failures, printed from the data
-``lnetgen.analyze`` returns.
+"""``lnetgen analyze``: congestion, bandwidth and failures, printed from the data
+``lnetgen.analyze`` returns (``lnetgen compare`` is in ``lnetgen.cli.compare``).
 
 ``COMMANDS`` also holds ``lnetgen place`` (from ``lnetgen.cli.place``, re-exported here).
 Register with ``for cmd in COMMANDS: main.add_command(cmd)``.
@@ -23,10 +23,8 @@ from lnetgen.cli.common import (
     handles_input_errors,
     model_options,
     nodeset_option,
-    print_diags,
     progress_bars,
     quiet_option,
-    seed_option,
     site_argument,
     workload_option,
     workload_spec,
@@ -35,13 +33,15 @@ from lnetgen.cli.place import format_placement, place_clients_cmd, place_group, 
 from lnetgen.cli.siteplan import format_option, load_plan, model_settings, num, plan_option
 
 if TYPE_CHECKING:  # the library is imported lazily at run time
-    from lnetgen.analyze import Analysis, CompareRow, LinkStats
+    from lnetgen.analyze import Analysis, LinkStats
     from lnetgen.model import Site
     from lnetgen.throughput import Prediction
     from lnetgen.throughput.fabric import FabricRoutes
+    from lnetgen.traffic.dragonfly import DragonflyReport
 
 
-def _pct(x: float) -> str:
+def pct(x: float) -> str:
+    """``"12.5 %"``."""
     return f"{100 * x:.1f} %"
 
 
@@ -163,6 +163,29 @@ def _link_line(label: str, st: LinkStats, saturation: float) -> list[str]:
     return lines
 
 
+def _dragonfly_lines(d: DragonflyReport) -> list[str]:
+    out = [
+        f"dragonfly {d.groups} groups x {d.switches} switches, {d.global_links} global links per "
+        "pair of groups (client <-> router flows, minimal routes)"
+    ]
+    for label, g in (
+        ("writes (client -> router)", d.writes),
+        ("reads  (router -> client)", d.reads),
+    ):
+        if not g.flows:
+            out.append(f"  {label}: no flows")
+            continue
+        line = (
+            f"  {label}: {pct(g.same_switch / g.flows)} on the client's switch, "
+            f"{pct(g.same_group / g.flows)} in its group, {pct(g.global_ / g.flows)} across "
+            "a global link"
+        )
+        if g.busiest:
+            line += f"; busiest group pair {g.busiest}: {num(g.busiest_flows, 1)} flows"
+        out.append(line)
+    return out
+
+
 def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
     """The text report of ``lnetgen analyze``."""
     from lnetgen.traffic.settings import mb_s
@@ -183,8 +206,8 @@ def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
     for label, ph in (("writes", fb.writes), ("reads ", fb.reads)):
         inter = ph.inter_switch / ph.served if ph.served else 0.0
         line = (
-            f"  {label}: {_pct(ph.fraction)} of {num(ph.served, 1)} flows cross the spine "
-            f"({_pct(inter)} between switches)"
+            f"  {label}: {pct(ph.fraction)} of {num(ph.served, 1)} flows cross the spine "
+            f"({pct(inter)} between switches)"
         )
         if ph.max_uplink > 0:
             line += (
@@ -199,7 +222,9 @@ def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
     out.extend(throughput_lines(a.throughput))
     t = a.torus
     out.append("")
-    if t is None:
+    if a.dragonfly is not None:
+        out.extend(_dragonfly_lines(a.dragonfly))
+    elif t is None:
         out.append("torus: n/a (the client side is not a torus)")
     else:
         dims = "x".join(str(d) for d in t.dims)
@@ -274,7 +299,7 @@ def throughput_lines(preds: Sequence[Prediction]) -> list[str]:
         if b is not None:
             out.append(
                 f"          bottleneck {b.kind} {b.name}: {num(b.load_mb_s, 0)} of "
-                f"{num(b.capacity_mb_s, 0)} MB/s ({_pct(b.utilisation)}), holding "
+                f"{num(b.capacity_mb_s, 0)} MB/s ({pct(b.utilisation)}), holding "
                 f"{b.ranks} rank(s)"
             )
     bounds = ", ".join(f"{k} {gb_s(v)}" for k, v in first.bound_mb_s.items())
@@ -363,171 +388,16 @@ def _load_lines(a: Analysis) -> list[str]:
     return out
 
 
-# ============================================================================ compare
-
-
-@click.command("compare")
-@site_argument
-@format_option
-@click.option(
-    "--strategies",
-    "only",
-    default=None,
-    metavar="LIST",
-    help="comma-separated strategies (default: all)",
-)
-@seed_option("seed of the random placement")
-@click.option(
-    "--since",
-    "since",
-    default=None,
-    metavar="OLD_SITE",
-    help="an older inventory of the site: add each layout's churn (clients and routes changed)",
-)
-@model_options
-@workload_option
-@quiet_option
-@handles_input_errors()
-def compare_cmd(
-    site: str,
-    fmt: str,
-    only: str | None,
-    seed: int,
-    since: str | None,
-    link_mb_s: float | None,
-    ost_mb_s: float | None,
-    weight_by: str,
-    workload: str | None,
-    quiet: bool,
-) -> None:
-    """Solve SITE with every strategy and compare them, one row per strategy.
-
-    spine: share of write flows whose router is on another leaf module than the server;
-    uplink: flows on the busiest leaf uplink; uniform: max flows on a torus link with every
-    client writing to every OST; placed/default/random: max flows on a link with one client
-    per OST, chosen by `lnetgen place clients`, in node order, or at random (writes/reads);
-    N-1: the worst single-router failure (clients x nets lost / falling back).  With --since
-    OLD_SITE, a second table: per layout, how many clients change routes and how many routes
-    change per client from OLD_SITE's plan to SITE's.
-
-    Exit status: 0 ok, 1 a strategy could not be solved or an invalid inventory, 2 bad input
-    or usage.
-    """
-    from lnetgen.analyze import compare
-    from lnetgen.api import load_site
-    from lnetgen.diagnostics import UsageError, usage
-    from lnetgen.solve import strategy_names
-
-    site_obj, warnings = load_site(site)
-    print_diags(warnings)
-    names = None
-    if only:
-        names = [s.strip() for s in only.split(",") if s.strip()]
-        unknown = [s for s in names if s not in strategy_names()]
-        if unknown:
-            known = ", ".join(strategy_names())
-            raise UsageError(
-                [usage("--strategies", f"unknown {', '.join(unknown)} (known: {known})")]
-            )
-    old = None
-    if since is not None:
-        old, old_warnings = load_site(since)
-        print_diags(old_warnings)
-    rows = compare(
-        site_obj,
-        names,
-        model_settings(site_obj, link_mb_s, ost_mb_s, weight_by),
-        seed,
-        since=old,
-        progress=progress_bars(quiet),
-        workload=workload_spec(workload),
-    )
-    if fmt == "json":
-        click.echo(json.dumps([r.as_dict() for r in rows], indent=1, sort_keys=True))
-    else:
-        for line in format_compare(rows):
-            click.echo(line)
-    sys.exit(EXIT_FINDINGS if any(r.error for r in rows) else EXIT_OK)
-
-
-def format_compare(rows: list[CompareRow]) -> list[str]:
-    """The text table of ``lnetgen compare``."""
-    head = (
-        f"{'strategy':<17} {'nets':>5} {'spine':>7} {'uplink':>7} {'uniform w/r':>13} "
-        f"{'placed w/r':>13} {'default w/r':>13} {'random w/r':>13} {'N-1 lost/back':>14} "
-        f"{'losing':>6} {'fail load/lost':>14} {'write':>10} {'read':>10}  bottleneck (writes)"
-    )
-    out = [head]
-    for r in rows:
-        if r.error:
-            out.append(f"{r.strategy:<17} not solvable: {r.error}")
-            continue
-        out.append(
-            f"{r.strategy:<17} {r.nets:>5} {_pct(r.spine_fraction):>7} {num(r.uplink_max):>7} "
-            f"{_pair(r.uniform_write_max, r.uniform_read_max):>13} "
-            f"{_pair(r.placed_write_max, r.placed_read_max):>13} "
-            f"{_pair(r.default_write_max, r.default_read_max):>13} "
-            f"{_pair(r.random_write_max, r.random_read_max):>13} "
-            f"{f'{r.worst_lost}/{r.worst_fallback}':>14} {r.routers_losing_a_net:>6} "
-            f"{f'{r.failure_load_ratio:.2f}x/{r.failure_lost:g}':>14} "
-            f"{gb_s(r.write_mb_s):>10} {gb_s(r.read_mb_s):>10}  {r.bottleneck or 'n/a'}"
-        )
-    out.append("")
-    out.append(
-        "spine: write flows crossing a spine; uplink: flows on the busiest leaf uplink; "
-        "w/r: max flows on one torus link, writes/reads"
-    )
-    out.append(
-        "placed/default/random: one client per OST chosen nearest (lnetgen place clients) / in "
-        "node order / at random; N-1: worst single router, clients x nets lost/falling back; "
-        "losing: routers whose loss leaves a net unreachable"
-    )
-    out.append(
-        "fail load/lost: over every single router, leaf and switch failure, the most write flows "
-        "on a surviving router (over the busiest with all routers up) / the most flows left "
-        "without a route"
-    )
-    out.append(
-        "write/read: predicted bandwidth of the workload as IOR reports it (lnetgen.throughput; "
-        "n/a where the site gives no rate that bounds it)"
-    )
-    return out + _churn_lines(rows)
-
-
-def _churn_lines(rows: list[CompareRow]) -> list[str]:
-    """The churn table of ``compare --since``."""
-    churned = [(r.strategy, r.churn) for r in rows if r.churn is not None]
-    if not churned:
-        return []
-    out = ["", f"{'churn since':<17} {'clients':>8} {'changed':>14} {'routes/client':>14}"]
-    for name, c in churned:
-        out.append(
-            f"{name:<17} {c.clients:>8} {f'{c.changed} ({c.changed_fraction:.0%})':>14} "
-            f"{f'{c.routes_per_client:.2f} of {c.mean_routes:.1f}':>14}"
-        )
-    out.append(
-        "churn: clients of both inventories whose route table changes, and routes removed + "
-        "added per client (a renumbered net counts: every host's file changes)"
-    )
-    return out
-
-
-def _pair(a: float | None, b: float | None) -> str:
-    if a is None or b is None:
-        return "n/a"  # no torus
-    return f"{a:.1f}/{b:.1f}"
-
-
 #: The commands this module adds to ``lnetgen``.
-COMMANDS: tuple[click.Command, ...] = (analyze_cmd, compare_cmd, place_group)
+COMMANDS: tuple[click.Command, ...] = (analyze_cmd, place_group)
 
 __all__ = [
     "COMMANDS",
     "analyze_cmd",
-    "compare_cmd",
     "format_analysis",
-    "format_compare",
     "format_placement",
+    "gb_s",
+    "pct",
     "place_clients_cmd",
     "place_group",
     "place_osts_cmd",

@@ -14,6 +14,7 @@ from lnetgen.diagnostics import errors
 from lnetgen.inventory.addresses import check_ipv6
 from lnetgen.inventory.clients import ClientGroups, check_clients
 from lnetgen.inventory.context import Context
+from lnetgen.inventory.dragonfly import dragonfly_places
 from lnetgen.inventory.fabrics import Fabrics, check_fabrics
 from lnetgen.inventory.fattree import fat_tree_places
 from lnetgen.inventory.filesystems import check_filesystems, check_served
@@ -74,7 +75,7 @@ def build_site(ctx: Context) -> Site | None:
     tunables = check_tunables(ctx, o2ib)
     lustre = check_release(ctx)
     check_ipv6(ctx, params.storage_lnd, lustre)
-    rates = check_rates(ctx, topo.torus is not None)
+    rates = check_rates(ctx, topo.torus is not None, topo.dragonfly is not None)
 
     if errors(ctx.diags) or clients is None:
         return None
@@ -95,6 +96,7 @@ def build_site(ctx: Context) -> Site | None:
         tunables=tunables,
         lustre=lustre,
         rates=rates,
+        dragonfly=topo.dragonfly,
     )
 
 
@@ -106,13 +108,19 @@ def _place_clients(
     topo: Topology,
     routers: list[Router],
 ) -> Clients | None:
-    """The clients with their torus positions or fat-tree ports (None: reported why not)."""
+    """The clients with their torus positions, fat-tree ports or dragonfly switches (None:
+    reported why not)."""
     n = len(groups.names)
     coords = np.full((n, 3), -1, dtype=np.int32)
     leaf = np.full(n, -1, dtype=np.int32)
     ports = np.zeros(n, dtype=np.int32)
     leaves: tuple[tuple[str, str], ...] = ()
-    if topo.torus is not None:
+    switch = None
+    if topo.dragonfly is not None:
+        switch = dragonfly_places(ctx, topo.dragonfly, groups.names, routers)
+        if switch is None:
+            return None
+    elif topo.torus is not None:
         got = torus_coords(ctx, topo.torus, groups.names, routers)
         if got is None:
             return None
@@ -136,4 +144,5 @@ def _place_clients(
         ports,
         np.asarray(groups.iface_index, dtype=np.int32),
         tuple(groups.iface_names),
+        switch,
     )

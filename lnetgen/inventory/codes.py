@@ -57,10 +57,18 @@ CODES: dict[str, str] = {
     "E-ATTACH-LEAF": "an attachment names a leaf module the switch does not have",
     "E-ATTACH-PORT": "an attachment names a port beyond the leaf's external ports",
     "E-PORT-TAKEN": "two hosts are attached to the same switch port",
-    "E-ATTACH-NODE": "a fat-tree attachment names a non-client, or a client is not attached",
+    "E-ATTACH-NODE": (
+        "a fat-tree or dragonfly attachment names a non-client, or a client is not attached"
+    ),
     "E-TORUS-COORD": "a torus position is missing or outside the torus dimensions",
     "E-TORUS-FULL": "a torus position holds more nodes than nodes_per_chip, or clients do not fit",
     "E-TORUS-CSV": "the coordinates CSV is unreadable, malformed, or misses clients",
+    "E-DFLY-PLACE": (
+        "a dragonfly group or switch that does not exist, or a router without its dragonfly place"
+    ),
+    "E-DFLY-FULL": "a dragonfly switch holds more hosts than edge_ports",
+    "E-RATES": "a rate that does not parse",
+    "E-RATES-TORUS": "torus link rates leave a direction without a rate",
     "E-PATH": "a file path leaves the inventory's directory",
     "E-LEAF-NO-ROUTER": "a leaf module or TOR holds servers but no LNet router",
     "E-ROUTER-IFACE": "a router lacks an interface on the client side or the storage side",
@@ -88,4 +96,7 @@ CODES: dict[str, str] = {
     "E-ACK-CODE": "an acknowledge entry names a code that is no warning lnetgen gives",
     "W-ACK-UNUSED": "an acknowledge entry matches no warning of the site (remove it)",
     "W-COORDS-UNUSED": "a router has torus coords but the client side is not a torus",
+    "W-DFLY-UNUSED": "a router has a dragonfly place but the client side is not a dragonfly",
+    "W-RATES-TORUS": "torus link rates on a site whose client side is not a torus (ignored)",
+    "W-RATES-DRAGONFLY": "local or global link rates on a site that is not a dragonfly (ignored)",
 }

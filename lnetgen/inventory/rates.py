@@ -3,8 +3,9 @@
 Each rate is ``"<number> MB/s|GB/s|TB/s"``; ``torus_link`` gives one per dimension (``x``,
 ``y``, ``z``) and, where the two directions of a dimension differ, per direction (``x+``...,
 overriding the dimension).  E-RATES-TORUS: a direction left without a rate;
-W-RATES-TORUS: torus link rates on a site whose client side is not a torus (they would be
-ignored).  Adds ``Site.rates``.
+W-RATES-TORUS: torus link rates on a site whose client side is not a torus, W-RATES-DRAGONFLY:
+``local_link``/``global_link`` on one that is not a dragonfly (both would be ignored).  Adds
+``Site.rates``.
 """
 
 from __future__ import annotations
@@ -12,15 +13,24 @@ from __future__ import annotations
 from lnetgen.inventory.context import Context
 from lnetgen.rates import COMPONENTS, DIRECTION_KEYS, NO_RATES, Rate, Rates, parse_rate
 
+#: The rates that only a dragonfly client side uses.
+DRAGONFLY_KEYS = ("local_link", "global_link")
 
-def check_rates(ctx: Context, has_torus: bool) -> Rates:
+
+def check_rates(ctx: Context, has_torus: bool, has_dragonfly: bool = False) -> Rates:
     spec = ctx.data.get("rates")
     if not isinstance(spec, dict):
         return NO_RATES
     got: dict[str, Rate | None] = {}
     for key in COMPONENTS:
         entry = spec.get(key)
-        if isinstance(entry, dict):
+        if isinstance(entry, dict) and key in DRAGONFLY_KEYS and not has_dragonfly:
+            ctx.warn(
+                ("rates", key),
+                "W-RATES-DRAGONFLY",
+                f"{key} on a site whose client side is not a dragonfly: ignored",
+            )
+        elif isinstance(entry, dict):
             try:
                 got[key] = Rate(parse_rate(str(entry["rate"])), str(entry["source"]))
             except (KeyError, ValueError) as exc:  # the schema reports it as well

@@ -1,10 +1,11 @@
 """The ``routers`` section: LNet routers, each with a client side and a storage side.
 
 Reads ``routers[]`` (``name``, ``client.nid``/``interface``/``guid``/``attach``, ``storage.ip``/
-``interface``/``guid``, ``attach``, ``coords``).  Reports E-ROUTER-IFACE (no interface on a
-client net or on the clients' fabric), E-TORUS-COORD, W-COORDS-UNUSED, the NID codes through
-``lnet`` and the attachment codes through ``Fabrics.attach``; claims each router's name, NID,
-storage IP, GUIDs and ports for the site-wide duplicate checks.  Adds ``Site.routers``.
+``interface``/``guid``, ``attach``, ``coords``, ``dragonfly``). Reports E-ROUTER-IFACE (no interface
+on a client net or on the clients' fabric), E-TORUS-COORD, W-COORDS-UNUSED, the dragonfly codes
+(``inventory.dragonfly``), the NID codes through ``lnet`` and the attachment codes through
+``Fabrics.attach``; claims each router's name, NID, storage IP, GUIDs and ports for the site-wide
+duplicate checks. Adds ``Site.routers``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from lnetgen import nodes
 from lnetgen.inventory.addresses import canonical_ip
 from lnetgen.inventory.context import Context
+from lnetgen.inventory.dragonfly import router_place
 from lnetgen.inventory.fabrics import Fabrics
 from lnetgen.inventory.lnet import read_nid
 from lnetgen.inventory.nets import ClientNets
@@ -48,6 +50,7 @@ def check_routers(ctx: Context, fabrics: Fabrics, cnets: ClientNets, topo: Topol
                 ctx.guid(r[side]["guid"], (*p, side, "guid"), f"the {side} port of {name}")
         cnid = _client_nid(ctx, r, p, cnets, out.nets)
         coords, coords_ok = _coords(ctx, r, p, topo.torus)
+        dfly, dfly_ok = router_place(ctx, r, p, topo.dragonfly)
         a = fabrics.attach(ctx, r["attach"], (*p, "attach"), "storage", name)
         if a is None:
             ctx.incomplete = True
@@ -55,7 +58,7 @@ def check_routers(ctx: Context, fabrics: Fabrics, cnets: ClientNets, topo: Topol
             ctx.ports.claim(a, (*p, "attach"), name)
             out.modules.append((i, a.module))
         ca, ca_ok = _client_attach(ctx, r, p, fabrics, topo.fat_tree)
-        if cnid is not None and coords_ok and a is not None and ca_ok:
+        if cnid is not None and coords_ok and dfly_ok and a is not None and ca_ok:
             router = Router(
                 name,
                 str(cnid),
@@ -68,6 +71,7 @@ def check_routers(ctx: Context, fabrics: Fabrics, cnets: ClientNets, topo: Topol
                 coords,
                 r["client"].get("guid", ""),
                 ca,
+                dfly,
             )
             out.routers.append((i, router))
     return out

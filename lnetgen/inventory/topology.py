@@ -1,9 +1,11 @@
-"""The ``topology`` section: what the client side is, a torus or a fat tree (or not said).
+"""The ``topology`` section: what the client side is, a torus, a fat tree or a dragonfly (or
+not said).
 
-Reads ``topology.kind`` and, for a torus, ``dims``, ``nodes_per_chip`` and ``routing``; the
-schema has checked them, so nothing is reported here.  ``torus`` places clients on a torus and
-``fattree`` attaches them to a compute fabric.  ``router_slots`` outside the torus are
-E-TORUS-COORD.  Adds ``Site.torus`` and ``Site.client_fabric``.
+Reads ``topology.kind`` and, for a torus, ``dims``, ``nodes_per_chip`` and ``routing``; for a
+dragonfly its sizes; the schema has checked them, so nothing is reported here.  ``torus``
+places clients on a torus, ``fattree`` attaches them to a compute fabric and ``dragonfly`` to
+the switches of a dragonfly.  ``router_slots`` outside the torus are
+E-TORUS-COORD.  Adds ``Site.torus``, ``Site.client_fabric`` and ``Site.dragonfly``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lnetgen.inventory.context import Context
-from lnetgen.model import Torus
+from lnetgen.model import Dragonfly, Torus
 
 
 @dataclass(frozen=True)
@@ -20,6 +22,7 @@ class Topology:
     section: dict[str, Any] | None  # as written; None when the inventory has none
     torus: Torus | None = None
     fat_tree: str | None = None  # the compute fabric the clients are attached to
+    dragonfly: Dragonfly | None = None
 
 
 def read_topology(data: dict[str, Any]) -> Topology:
@@ -35,6 +38,15 @@ def read_topology(data: dict[str, Any]) -> Topology:
             tuple((s[0], s[1], s[2]) for s in topo.get("router_slots", [])),
         )
         return Topology(topo, torus=torus)
+    if topo["kind"] == "dragonfly":
+        dfly = Dragonfly(
+            topo["groups"],
+            topo["switches_per_group"],
+            topo["global_links"],
+            topo.get("local_links", 1),
+            topo.get("edge_ports", 0),
+        )
+        return Topology(topo, dragonfly=dfly)
     return Topology(topo, fat_tree=topo["fabric"])
 
 

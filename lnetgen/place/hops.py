@@ -1,17 +1,17 @@
 """Distances for placement: from each client to the routers *it* uses for each storage net.
 
-Distances are torus hops (seed 000 §5, ``topology.torus_hops``; fabric hops on a fat-tree client
-side) from a client to the routers it uses for a server's net in the plan: the mean over its
-priority-0 gateways, since LNet spreads the client's traffic evenly over them.  So the same
-client is near an OSS under projection (its paired router is close) and far under baseline
-(every router counts).
+Distances are torus hops (seed 000 §5, ``topology.torus_hops``; link counts on a fat-tree or
+dragonfly client side, ``lnetgen.distance``) from a client to the routers it uses for a server's net
+in the plan: the mean over its priority-0 gateways, since LNet spreads the client's traffic evenly
+over them. So the same client is near an OSS under projection (its paired router is close) and far
+under baseline (every router counts).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from lnetgen import topology
+from lnetgen.distance import client_router_hops, has_distances
 from lnetgen.traffic import FloatArray, IntArray, PlanIndex, client_shares, input_error
 
 
@@ -63,25 +63,16 @@ _CHUNK = 1_000_000
 
 def _client_router_hops(ix: PlanIndex, clients: IntArray, routers: IntArray) -> FloatArray:
     site = ix.site
-    if site.torus is not None and ix.router_coords is not None:
-        return np.asarray(
-            topology.torus_hops(
-                site.clients.coords[clients], ix.router_coords[routers], site.torus.dims
-            ),
-            dtype=np.float64,
+    if not has_distances(site) or (site.torus is not None and ix.router_coords is None):
+        raise input_error(
+            "E-PLACE-TOPOLOGY",
+            "placement needs a client topology (a torus, a fat tree or a dragonfly) to measure "
+            "distances",
         )
-    leaves = site.clients.leaves
-    if leaves:
-        rl = []
-        for r in routers.tolist():
-            ca = site.router(ix.routers[r]).client_attach
-            m = ca.module if ca is not None else None
-            rl.append(leaves.index(m) if m in leaves else -2)
-        return np.asarray(
-            topology.fat_tree_hops(site.clients.leaf[clients][:, None], np.asarray(rl)[None, :]),
-            dtype=np.float64,
-        )
-    raise input_error(
-        "E-PLACE-TOPOLOGY",
-        "placement needs a client topology (a torus or a fat tree) to measure distances",
+    coords = (
+        ix.router_coords[routers]
+        if site.torus is not None and ix.router_coords is not None
+        else None
     )
+    rs = [site.router(ix.routers[r]) for r in routers.tolist()]
+    return client_router_hops(site, clients, rs, coords).astype(np.float64)

@@ -1,6 +1,7 @@
-"""nearest-neighbor: one storage LNet per leaf module; per set, each client uses the router
-nearest to it (torus hops with wrap-around, seed 000 §5; fabric hops on a fat-tree client
-side), under static load balancing: no router serves more than ceil(clients/routers) clients.
+"""nearest-neighbor: one storage LNet per leaf module; per set, each client uses the router nearest
+to it (torus hops with wrap-around, seed 000 §5; link counts on a fat-tree or dragonfly client
+side, ``lnetgen.distance``), under static load balancing: no router serves more than
+ceil(clients/routers) clients.
 
 Among all balanced assignments the total hop count is minimal: each set is an exact min-cost
 transportation problem (``lnetgen.transport``), solved deterministically.  As in round-robin,
@@ -22,27 +23,16 @@ NAME = "nearest-neighbor"
 
 def hop_costs(site: Site, client_idx: np.ndarray, routers: list[Router]) -> np.ndarray:
     """(clients x routers) hop counts from each client to each router."""
-    from lnetgen import topology
+    from lnetgen.distance import client_router_hops, has_distances
 
-    if site.torus is not None:
-        coords = np.asarray([r.coords for r in routers], dtype=np.int64)
-        return np.asarray(
-            topology.torus_hops(site.clients.coords[client_idx], coords, site.torus.dims)
+    if not has_distances(site):
+        raise solve_error(
+            site,
+            "E-STRATEGY",
+            "nearest-neighbor needs a client topology (a torus, a fat tree or a dragonfly) to "
+            "measure distances",
         )
-    leaves = site.clients.leaves
-    if leaves:
-        rl = []
-        for r in routers:
-            m = r.client_attach.module if r.client_attach is not None else None
-            rl.append(leaves.index(m) if m in leaves else -2)
-        return np.asarray(
-            topology.fat_tree_hops(site.clients.leaf[client_idx][:, None], np.asarray(rl)[None, :])
-        )
-    raise solve_error(
-        site,
-        "E-STRATEGY",
-        "nearest-neighbor needs a client topology (a torus or a fat-tree) to measure distances",
-    )
+    return client_router_hops(site, client_idx, routers)
 
 
 def design(site: Site) -> list[NetSpec]:

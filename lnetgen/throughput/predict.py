@@ -10,6 +10,9 @@ round-robin).  Every component whose rate ``Site.rates`` gives is a resource of 
 the others do not limit anything and are listed as ``n/a`` -- a prediction with an unknown
 rate on the path is an upper bound on what that rate would allow, and says so.
 
+On a dragonfly client side a subflow also crosses the local links between its client's and its
+router's switches (one group) or the global links between their groups (``_dragonfly_links``).
+
 Not modelled (the reproduction table in docs/throughput.md says where it matters): the
 compute fabric of a fat-tree client side (client leaf to IO node), MDS traffic, Lustre client
 and server software limits, head-of-line blocking inside a switch, the storage fabric's spine
@@ -22,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from lnetgen.model import Site
@@ -39,6 +43,8 @@ from lnetgen.traffic.settings import FloatArray, rounded
 KINDS = (
     "injection",
     "fabric link",
+    "local link",
+    "global link",
     "router",
     "router port",
     "leaf uplinks",
@@ -51,6 +57,8 @@ KINDS = (
 RATE_OF = {
     "injection": "injection",
     "fabric link": "fabric_link",
+    "local link": "local_link",
+    "global link": "global_link",
     "router": "router",
     "router port": "ib_link",
     "leaf uplinks": "uplink",
@@ -211,6 +219,8 @@ def _build(
     )
     if fabric_routes is not None and site.torus is None:
         _fabric_links(ix, ranks, op, fabric_routes, sub_rank, sub_router, add, rate("fabric link"))
+    if site.dragonfly is not None and site.clients.switch is not None:
+        _dragonfly_links(ix, ranks, op, sub_rank, sub_router, add, rate)
     add("router", list(ix.routers), np.full(R, rate("router")), sub_router)
     add("router port", list(ix.routers), np.full(R, rate("router port")), sub_router)
     leaves = sorted(set(ix.router_leaf) | set(ix.server_leaf))
@@ -288,6 +298,50 @@ def _fabric_links(
     per_sub = table[inv]  # (subflows, width)
     subs = np.repeat(np.arange(len(inv), dtype=np.int64), per_sub.shape[1])
     add("fabric link", labels, np.full(len(labels), cap), per_sub.reshape(-1), subs)
+
+
+def _dragonfly_links(
+    ix: PlanIndex,
+    ranks: Ranks,
+    op: str,
+    sub_rank: IntArray,
+    sub_router: IntArray,
+    add: Callable[[str, Sequence[str], FloatArray, IntArray], None],
+    rate: Callable[[str], float],
+) -> None:
+    """The dragonfly links on each subflow's minimal route (client <-> its router): the local
+    links between two switches of one group, or the global links between two groups, each
+    bundle (``local_links``, ``global_links`` of them) one resource per direction.  A route
+    between groups takes no local link here: the global links of a group are spread over its
+    switches and adaptive routing spreads the local hops to them (not modelled)."""
+    site = ix.site
+    dfly = site.dragonfly
+    assert dfly is not None and site.clients.switch is not None
+    S, G = dfly.switches, dfly.groups
+    place = [site.router(r).dragonfly for r in ix.routers]
+    r_sw = np.asarray([-1 if p is None else p[0] * S + p[1] for p in place], dtype=np.int64)
+    c = site.clients.switch[ranks.node[sub_rank]].astype(np.int64)
+    r = r_sw[sub_router]
+    src, dst = (c, r) if op == "write" else (r, c)
+    known = (src >= 0) & (dst >= 0)
+    local = known & (src // S == dst // S) & (src != dst)
+    glob = known & (src // S != dst // S)
+
+    def bundle(
+        kind: str, on: npt.NDArray[np.bool_], key: IntArray, label: Callable[[int], str], links: int
+    ) -> None:
+        if not on.any():
+            return
+        used, ids = np.unique(key[on], return_inverse=True)
+        full = np.full(len(key), -1, dtype=np.int64)
+        full[on] = ids
+        labels = [label(int(k)) for k in used.tolist()]
+        add(kind, labels, np.full(len(labels), links * rate(kind)), full)
+
+    bundle("local link", local, src * S + dst % S,
+           lambda k: f"{dfly.label(k // S)}->s{k % S:02d}", dfly.local_links)  # fmt: skip
+    bundle("global link", glob, (src // S) * G + dst // S,
+           lambda k: f"g{k // G}->g{k % G}", dfly.global_links)  # fmt: skip
 
 
 def predict(

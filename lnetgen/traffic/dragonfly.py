@@ -1,0 +1,104 @@
+"""Dragonfly client side: how much client <-> router traffic stays on a client's own switch or
+group, how much crosses a global link, and the busiest pair of groups.
+
+Flows go the minimal way (``lnetgen.topology.dragonfly_hops``): on the client's switch, over
+one local link inside its group, or over the global links between two groups.  The global
+links of one pair of groups are counted as one bundle per direction (``global_links`` of them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from lnetgen.traffic.flows import Traffic
+from lnetgen.traffic.index import PlanIndex
+from lnetgen.traffic.settings import FloatArray, IntArray, rounded
+
+
+@dataclass(frozen=True)
+class GroupFlows:
+    """One direction's flows (writes client -> router, reads router -> client)."""
+
+    flows: float
+    same_switch: float
+    same_group: float  # over one local link
+    global_: float  # over a global link
+    busiest: str  # "g0->g4", or "" when nothing crosses
+    busiest_flows: float
+
+
+@dataclass(frozen=True)
+class DragonflyReport:
+    groups: int
+    switches: int
+    global_links: int
+    writes: GroupFlows
+    reads: GroupFlows
+
+
+def _router_switches(ix: PlanIndex) -> IntArray:
+    site = ix.site
+    assert site.dragonfly is not None
+    S = site.dragonfly.switches
+    place = [site.router(r).dragonfly for r in ix.routers]
+    return np.asarray([-1 if p is None else p[0] * S + p[1] for p in place], dtype=np.int64)
+
+
+def _direction(
+    ix: PlanIndex, client: IntArray, key: IntArray, matrix: FloatArray, reads: bool
+) -> GroupFlows:
+    site = ix.site
+    dfly = site.dragonfly
+    assert dfly is not None and site.clients.switch is not None
+    S, G = dfly.switches, dfly.groups
+    r_sw = _router_switches(ix)
+    R = len(r_sw)
+    if not len(key):
+        return GroupFlows(0.0, 0.0, 0.0, 0.0, "", 0.0)
+    # flows from each client switch to each router: clients summed per (switch, key) first
+    c_sw = site.clients.switch[client].astype(np.int64)
+    ukey, kinv = np.unique(key, return_inverse=True)
+    nsw = G * S
+    count = np.bincount(c_sw * len(ukey) + kinv.reshape(-1), minlength=nsw * len(ukey))
+    per = count.reshape(nsw, len(ukey)).astype(np.float64) @ matrix[ukey]  # (switches, R)
+    cs = np.repeat(np.arange(nsw, dtype=np.int64), R)
+    rs = np.tile(r_sw, nsw)
+    w = per.reshape(-1)
+    known = rs >= 0
+    same_sw = known & (cs == rs)
+    same_g = known & (cs // S == rs // S) & ~same_sw
+    glob = known & (cs // S != rs // S)
+    src, dst = (rs // S, cs // S) if reads else (cs // S, rs // S)
+    pair = np.bincount((src * G + dst)[glob], weights=w[glob], minlength=G * G)
+    busiest, most = "", 0.0
+    if pair.max(initial=0.0) > 0:
+        k = int(np.argmax(pair))
+        busiest, most = f"g{k // G}->g{k % G}", float(pair[k])
+    return GroupFlows(
+        rounded(float(w.sum())),
+        rounded(float(w[same_sw].sum())),
+        rounded(float(w[same_g].sum())),
+        rounded(float(w[glob].sum())),
+        busiest,
+        rounded(most),
+    )
+
+
+def dragonfly_report(ix: PlanIndex, tr: Traffic) -> DragonflyReport | None:
+    """The report, or None when the client side is not a dragonfly."""
+    site = ix.site
+    dfly = site.dragonfly
+    if dfly is None or site.clients.switch is None:
+        return None
+    return DragonflyReport(
+        dfly.groups,
+        dfly.switches,
+        dfly.global_links,
+        _direction(ix, tr.w_client, tr.w_key, tr.w_matrix, reads=False),
+        _direction(ix, tr.r_client, tr.r_key, tr.r_matrix, reads=True),
+    )
+
+
+__all__ = ["DragonflyReport", "GroupFlows", "dragonfly_report"]
