@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 
@@ -24,7 +25,11 @@ def _with_release(tmp: Path, site: str, lustre: str) -> str:
     text = (SITES / f"{site}.yaml").read_text(encoding="utf-8")
     assert "\nstrategy:" in text
     path = tmp / f"{site}.yaml"
-    path.write_text(text.replace("\nstrategy:", f"\nlustre: {lustre}\nstrategy:", 1), "utf-8")
+    if re.search(r"^lustre: ", text, re.M):  # the site states its own release: replace it
+        text = re.sub(r"^lustre: .*$", f"lustre: {lustre}", text, count=1, flags=re.M)
+    else:
+        text = text.replace("\nstrategy:", f"\nlustre: {lustre}\nstrategy:", 1)
+    path.write_text(text, "utf-8")
     return str(path)
 
 
@@ -82,23 +87,41 @@ def test_ansible_module_vars_follow_the_release(tmp_path: Path) -> None:
             assert "forwarding" in opts, f.path
 
 
-@pytest.mark.parametrize("site", ["demo", "spider", "bluewaters", "wolf"])
-def test_every_shipped_site_generates_for_two_releases(site: str, tmp_path: Path) -> None:
-    """2.12 and 2.20: the lnetctl YAML is the same, modprobe files keep their networks= and
-    lose routes= and forwarding= -- so a site whose routes= was too long for a module
-    parameter gets its modprobe files back on the newer release."""
+@pytest.mark.parametrize(
+    ("site", "older"),
+    [
+        ("demo", "2.12.9"),
+        ("spider", "2.12.9"),
+        ("bluewaters", "2.12.9"),
+        ("wolf", "2.12.9"),
+        ("slingshot", "2.15.6"),  # kfi clients: kfilnd is not in 2.12
+    ],
+)
+def test_every_shipped_site_generates_for_two_releases(
+    site: str, older: str, tmp_path: Path
+) -> None:
+    """An older release and 2.20: the lnetctl YAML is the same, modprobe files keep their
+    networks= and lose routes= and forwarding= -- so a site whose routes= was too long for a
+    module parameter gets its modprobe files back on the newer release."""
+    assert {p.stem for p in SITES.glob("*.yaml")} == {
+        "demo",
+        "spider",
+        "bluewaters",
+        "wolf",
+        "slingshot",
+    }, "a new shipped site joins this test"
     gens = {}
-    for v in ("2.12.9", "2.20.0"):
+    for v in (older, "2.20.0"):
         s, plan, _ = load_plan(_with_release(tmp_path, site, f'{{version: "{v}"}}'))
         gens[v] = render_files(s, plan, ["lnetctl", "modprobe"], explicit=False)
     files = {v: {f.path: f.content for f in g.files} for v, g in gens.items()}
-    old, new = files["2.12.9"], files["2.20.0"]
+    old, new = files[older], files["2.20.0"]
     assert {p: _body(t) for p, t in old.items() if p.startswith("lnetctl/")} == {
         p: _body(t) for p, t in new.items() if p.startswith("lnetctl/")
     }
     new_mod = [p for p in new if p.startswith("modprobe/")]
     assert new_mod and all("routes=" not in new[p] for p in new_mod)
-    if "modprobe" in gens["2.12.9"].skipped:  # too long for a module parameter on 2.12
+    if "modprobe" in gens[older].skipped:  # too long for a module parameter
         assert not any(p.startswith("modprobe/") for p in old)
     else:
         assert any("routes=" in old[p] for p in old if p.startswith("modprobe/"))
