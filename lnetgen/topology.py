@@ -146,6 +146,10 @@ def fat_tree_hops(leaf_a: Any, leaf_b: Any) -> IntArray:
     return np.where(same, 2, 4).astype(np.int64)
 
 
+#: Links on a dragonfly route that crosses a global link (:func:`dragonfly_hops`).
+DRAGONFLY_GLOBAL_HOPS = 5
+
+
 def dragonfly_hops(switch_a: Any, switch_b: Any, switches: int) -> IntArray:
     """Link count between hosts on dragonfly switches ``switch_a`` and ``switch_b`` (numbered
     ``group * switches + switch``; numpy broadcasting).
@@ -160,7 +164,9 @@ def dragonfly_hops(switch_a: Any, switch_b: Any, switches: int) -> IntArray:
     b = np.asarray(switch_b)
     known = (a >= 0) & (b >= 0)
     same_group = known & (a // switches == b // switches)
-    return np.where(known & (a == b), 2, np.where(same_group, 3, 5)).astype(np.int64)
+    return np.where(known & (a == b), 2, np.where(same_group, 3, DRAGONFLY_GLOBAL_HOPS)).astype(
+        np.int64
+    )
 
 
 # ----------------------------------------------------------------------------- routing

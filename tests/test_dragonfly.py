@@ -127,13 +127,33 @@ def test_slingshot_nearest_halves_global_crossings() -> None:
     keeps the clients of those 4 groups at home (50 % cross), round-robin spreads every client
     over every group's router (7 of 8 cross)."""
     site, _ = load_site(str(SLINGSHOT))
-    share = {}
+    share, busiest = {}, {}
     for s in ("nearest-neighbor", "round-robin"):
         a = analyze(site, solve(site, s), throughput=None, with_n_minus_1=False)
         assert a.dragonfly is not None
         share[s] = a.dragonfly.writes.global_ / a.dragonfly.writes.flows
+        busiest[s] = a.dragonfly.writes.busiest_flows
     assert share["nearest-neighbor"] == pytest.approx(0.5)
     assert share["round-robin"] == pytest.approx(7 / 8)
+    # the clients of a group with no router of a leaf spread over that leaf's 4 routers: the
+    # busiest pair of groups carries 2.3 flows (8.0 when the tied costs sent a whole group to
+    # one router), against round-robin's 2.0
+    assert busiest["nearest-neighbor"] == pytest.approx(2.25, abs=0.06)
+    assert busiest["round-robin"] == pytest.approx(2.0)
+
+
+def test_tie_break_never_costs_a_hop() -> None:
+    """The spread costs keep the minimal total hop count: scaled hops dominate the tie-break."""
+    from lnetgen.strategies.nearest import spread_global_ties
+
+    site, _ = load_site(str(SLINGSHOT))
+    members = np.arange(len(site.clients))
+    routers = [r for r in site.routers if r.attach.leaf == "L01"]
+    hops = client_router_hops(site, members, routers)
+    cost = spread_global_ties(site, members, hops)
+    n, m = hops.shape
+    assert (cost // (n * (m - 1) + 1) == hops).all()
+    assert (cost[hops < 5] % (n * (m - 1) + 1) == 0).all()
 
 
 # ----------------------------------------------------------------------------- throughput

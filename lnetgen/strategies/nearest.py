@@ -5,7 +5,9 @@ ceil(clients/routers) clients.
 
 Among all balanced assignments the total hop count is minimal: each set is an exact min-cost
 transportation problem (``lnetgen.transport``), solved deterministically.  As in round-robin,
-the set's other routers stay at priority 1 for failover.
+the set's other routers stay at priority 1 for failover.  On a dragonfly, equal-hop ties across
+global links are broken so that a group without a router of the set spreads over the set's
+routers (:func:`spread_global_ties`).
 """
 
 from __future__ import annotations
@@ -35,11 +37,36 @@ def hop_costs(site: Site, client_idx: np.ndarray, routers: list[Router]) -> np.n
     return client_router_hops(site, client_idx, routers)
 
 
+def spread_global_ties(
+    site: Site, members: npt.NDArray[np.intp], hops: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """On a dragonfly, the costs with equal-hop ties broken so that clients with no router of
+    the set in their group spread over the set's routers instead of all going to one.
+
+    Every router in another group is 5 hops away, so a whole group's clients could land on one
+    router and one pair of groups' global links.  Here a client on switch ``s`` of its group
+    prefers, among routers at 5 hops, the set's router ``j`` with the smallest
+    ``(j - s) mod m`` (``m`` routers): consecutive switches prefer consecutive routers.  The
+    hops are scaled by ``K = n (m - 1) + 1`` (``n`` clients) so that the tie-break never
+    outweighs a single hop: the total hop count stays minimal.  Other client sides: ``hops``
+    unchanged."""
+    dfly = site.dragonfly
+    n, m = hops.shape
+    if dfly is None or site.clients.switch is None or m < 2 or not n:
+        return hops
+    from lnetgen.topology import DRAGONFLY_GLOBAL_HOPS
+
+    local = (site.clients.switch[members] % dfly.switches).astype(np.int64)
+    tie = (np.arange(m, dtype=np.int64)[None, :] - local[:, None]) % m
+    far = hops >= DRAGONFLY_GLOBAL_HOPS
+    return np.asarray(hops * (n * (m - 1) + 1) + np.where(far, tie, 0), dtype=np.int64)
+
+
 def design(site: Site) -> list[NetSpec]:
     from lnetgen import transport  # imported only when this layout is used
 
     def pick(members: npt.NDArray[np.intp], routers: list[Router]) -> npt.NDArray[np.int64]:
-        cost = hop_costs(site, members, routers)
+        cost = spread_global_ties(site, members, hop_costs(site, members, routers))
         cap = np.full(len(routers), math.ceil(len(members) / len(routers)), dtype=np.int64)
         return transport.assign(cost, cap)
 
