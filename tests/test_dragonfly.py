@@ -213,3 +213,18 @@ def test_cli_place_clients() -> None:
         ],
     )
     assert r.exit_code == 0, r.output
+
+
+def test_a_plan_with_routers_the_inventory_lacks_is_an_input_error(tmp_path: Path) -> None:
+    """Analyzing a plan against an inventory without one of its routers names the router
+    (a KeyError traceback before: the dragonfly figures look routers up in the inventory)."""
+    from lnetgen.diagnostics import InputError
+
+    site, _ = load_site(str(MINI))
+    plan = solve(site, "nearest-neighbor")
+    (tmp_path / "site.yaml").write_text(MINI.read_text().replace("rtr2", "rtr9"))
+    other, _ = load_site(str(tmp_path / "site.yaml"))
+    with pytest.raises(InputError) as exc:
+        analyze(other, plan, throughput=None)
+    d = exc.value.diagnostics[0]
+    assert d.code == "E-ANALYZE-PLAN" and "routers the inventory does not: rtr2" in d.message

@@ -69,10 +69,7 @@ def _client_router_hops(ix: PlanIndex, clients: IntArray, routers: IntArray) -> 
             "placement needs a client topology (a torus, a fat tree or a dragonfly) to measure "
             "distances",
         )
-    coords = (
-        ix.router_coords[routers]
-        if site.torus is not None and ix.router_coords is not None
-        else None
-    )
+    if site.torus is not None and ix.router_coords is not None:  # the plan's positions
+        return client_router_hops(site, clients, (), ix.router_coords[routers]).astype(np.float64)
     rs = [site.router(ix.routers[r]) for r in routers.tolist()]
-    return client_router_hops(site, clients, rs, coords).astype(np.float64)
+    return client_router_hops(site, clients, rs).astype(np.float64)

@@ -136,6 +136,14 @@ def index_plan(site: Site, plan: Plan, settings: Settings | None = None) -> Plan
             f"the plan has servers the inventory does not: "
             f"{nodes.fold(missing)} (plan from another site?)",
         )
+    site_routers = {r.name for r in site.routers}
+    strangers = [r.name for r in plan.routers if r.name not in site_routers]
+    if strangers:
+        raise input_error(
+            "E-ANALYZE-PLAN",
+            f"the plan has routers the inventory does not: "
+            f"{nodes.fold(strangers)} (plan from another site?)",
+        )
     if settings.weight_by == "servers" or not any(s.osts for s in site.servers):
         flows = [1.0 for _ in servers]
     else:
