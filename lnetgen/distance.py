@@ -23,6 +23,18 @@ def has_distances(site: Site) -> bool:
     return site.torus is not None or bool(site.clients.leaves) or site.dragonfly is not None
 
 
+def router_switches(site: Site, routers: Sequence[Router]) -> IntArray:
+    """Each router's dragonfly switch (``group * switches + switch``), -1 where it has no
+    place; all -1 when the client side is not a dragonfly."""
+    dfly = site.dragonfly
+    S = dfly.switches if dfly is not None else 0
+    return np.asarray(
+        [-1 if r.dragonfly is None or not S else r.dragonfly[0] * S + r.dragonfly[1]
+         for r in routers],
+        dtype=np.int64,
+    )  # fmt: skip
+
+
 def client_router_hops(
     site: Site,
     clients: npt.NDArray[np.intp] | IntArray,
@@ -41,11 +53,7 @@ def client_router_hops(
         )
     dfly = site.dragonfly
     if dfly is not None and site.clients.switch is not None:
-        rs = np.asarray(
-            [-1 if r.dragonfly is None else r.dragonfly[0] * dfly.switches + r.dragonfly[1]
-             for r in routers],
-            dtype=np.int64,
-        )  # fmt: skip
+        rs = router_switches(site, routers)
         return topology.dragonfly_hops(
             site.clients.switch[clients][:, None], rs[None, :], dfly.switches
         )
@@ -61,4 +69,4 @@ def client_router_hops(
     raise ValueError("no client topology (a torus, a fat tree or a dragonfly) to measure distances")
 
 
-__all__ = ["client_router_hops", "has_distances"]
+__all__ = ["client_router_hops", "has_distances", "router_switches"]

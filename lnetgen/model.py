@@ -193,9 +193,6 @@ class Dragonfly:
     local_links: int = 1
     edge_ports: int = 0
 
-    def group_of(self, switch: int) -> int:
-        return switch // self.switches
-
     def label(self, switch: int) -> str:
         """``g3s07``: group 3, switch 7."""
         return f"g{switch // self.switches}s{switch % self.switches:02d}"

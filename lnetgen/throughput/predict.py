@@ -318,10 +318,9 @@ def _dragonfly_links(
     dfly = site.dragonfly
     assert dfly is not None and site.clients.switch is not None
     S, G = dfly.switches, dfly.groups
-    place = [site.router(r).dragonfly for r in ix.routers]
-    r_sw = np.asarray([-1 if p is None else p[0] * S + p[1] for p in place], dtype=np.int64)
+    assert ix.router_switch is not None
     c = site.clients.switch[ranks.node[sub_rank]].astype(np.int64)
-    r = r_sw[sub_router]
+    r = ix.router_switch[sub_router]
     src, dst = (c, r) if op == "write" else (r, c)
     known = (src >= 0) & (dst >= 0)
     local = known & (src // S == dst // S) & (src != dst)

@@ -38,14 +38,6 @@ class DragonflyReport:
     reads: GroupFlows
 
 
-def _router_switches(ix: PlanIndex) -> IntArray:
-    site = ix.site
-    assert site.dragonfly is not None
-    S = site.dragonfly.switches
-    place = [site.router(r).dragonfly for r in ix.routers]
-    return np.asarray([-1 if p is None else p[0] * S + p[1] for p in place], dtype=np.int64)
-
-
 def _direction(
     ix: PlanIndex, client: IntArray, key: IntArray, matrix: FloatArray, reads: bool
 ) -> GroupFlows:
@@ -53,7 +45,8 @@ def _direction(
     dfly = site.dragonfly
     assert dfly is not None and site.clients.switch is not None
     S, G = dfly.switches, dfly.groups
-    r_sw = _router_switches(ix)
+    assert ix.router_switch is not None
+    r_sw = ix.router_switch
     R = len(r_sw)
     if not len(key):
         return GroupFlows(0.0, 0.0, 0.0, 0.0, "", 0.0)

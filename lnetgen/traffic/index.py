@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from lnetgen import nodes
+from lnetgen.distance import router_switches
 from lnetgen.model import Site
 from lnetgen.plan import Plan, Route
 from lnetgen.traffic.findings import Finding, hop_text, reason_text, route_reason
@@ -77,6 +78,8 @@ class PlanIndex:
     srows: Rows
     findings: tuple[Finding, ...]
     memo: dict[str, Any] = field(default_factory=dict, repr=False)  # derived tables, lazily
+    #: each router's dragonfly switch (``lnetgen.distance.router_switches``); None elsewhere
+    router_switch: IntArray | None = None
 
     @property
     def net_flows(self) -> FloatArray:
@@ -248,6 +251,11 @@ def index_plan(site: Site, plan: Plan, settings: Settings | None = None) -> Plan
         server_group=server_group,
         srows=srows,
         findings=(),
+        router_switch=(
+            router_switches(site, [site.router(r) for r in routers])
+            if site.dragonfly is not None
+            else None
+        ),
     )
     findings.extend(_coverage_findings(ix))
     object.__setattr__(ix, "findings", tuple(findings))
