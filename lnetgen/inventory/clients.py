@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,6 +98,21 @@ def check_clients(ctx: Context, cnets: ClientNets) -> ClientGroups:
         ok = False
     out.complete = ok and len(seen) == len(out.names)  # duplicates: E-DUP-NAME says which
     return out
+
+
+def no_strangers(ctx: Context, members: list[str], index: Mapping[str, int], path: Path) -> bool:
+    """E-ATTACH-NODE for the members of a topology attachment that are not clients; True when
+    every member is one."""
+    strangers = [m for m in members if m not in index]
+    if strangers:
+        ctx.err(
+            path,
+            "E-ATTACH-NODE",
+            f"{nodes.fold(strangers[:1000])} "
+            f"{'is not a client' if len(strangers) == 1 else 'are not clients'}"
+            " (not in any client group)",
+        )
+    return not strangers
 
 
 def expand(ctx: Context, text: str, path: Path, room: int = MAX_CLIENTS) -> list[str] | None:

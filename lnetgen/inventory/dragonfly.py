@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lnetgen import nodes
-from lnetgen.inventory.clients import expand
+from lnetgen.inventory.clients import expand, no_strangers
 from lnetgen.inventory.context import Context
 from lnetgen.model import Dragonfly, Router
 from lnetgen.yamlsrc import Path
@@ -100,15 +100,7 @@ def _attach(
     switch: npt.NDArray[np.int32],
 ) -> bool:
     """Place the nodes of one ``topology.attach`` entry; False when they cannot be."""
-    strangers = [m for m in members if m not in index]
-    if strangers:
-        ctx.err(
-            (*p, "nodes"),
-            "E-ATTACH-NODE",
-            f"{nodes.fold(strangers[:1000])} "
-            f"{'is not a client' if len(strangers) == 1 else 'are not clients'}"
-            " (not in any client group)",
-        )
+    if not no_strangers(ctx, members, index, (*p, "nodes")):
         return False
     group, first = at["group"], at.get("switch", 0)
     per = at.get("per_switch", len(members) or 1)

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lnetgen import nodes
-from lnetgen.inventory.clients import expand
+from lnetgen.inventory.clients import expand, no_strangers
 from lnetgen.inventory.context import Context
 from lnetgen.inventory.fabrics import Fabrics
 from lnetgen.model import Attachment
@@ -91,15 +91,7 @@ class _Places:
         for m in members:
             if m in index:
                 self.named[index[m]] = True
-        strangers = [m for m in members if m not in index]
-        if strangers:
-            ctx.err(
-                (*p, "nodes"),
-                "E-ATTACH-NODE",
-                f"{nodes.fold(strangers[:1000])} "
-                f"{'is not a client' if len(strangers) == 1 else 'are not clients'}"
-                " (not in any client group)",
-            )
+        if not no_strangers(ctx, members, index, (*p, "nodes")):
             return False
         first = at.get("first_port", 1)
         spec = {"switch": at["switch"], "port": first}
