@@ -132,6 +132,34 @@ def rates(
     return [*lines, ""]
 
 
+def storage_director(name: str) -> list[str]:
+    """The invented storage director of Wolf and Slingshot: 8 leaf modules of 18 host ports
+    and 18 uplinks, 9 spines."""
+    return block_item(
+        {
+            "name": name,
+            "kind": "director",
+            "spines": 9,
+            "guid": guid("0002c9", 0x01, 1),
+            "leaves": {"count": 8, "prefix": "L", "ports": 18, "uplinks": 18},
+        },
+        indent=6,
+    )
+
+
+def closing(fs: str, routers: list[list[str]], servers: list[list[str]]) -> list[str]:
+    """The end of an inventory with one file system: ``filesystems``, ``routers``, ``servers``."""
+    return [
+        "",
+        "filesystems:",
+        f"  - {{name: {fs}}}",
+        "",
+        *section("routers", routers),
+        "",
+        *section("servers", servers),
+    ]
+
+
 def section(key: str, items: Iterable[list[str]]) -> list[str]:
     lines = [f"{key}:"]
     for it in items:
@@ -746,24 +774,9 @@ def wolf() -> list[str]:
         "    # measured by `lnetgen fabric check`: 2.00x with no setting, 1.00x with these",
         "    opensm: {io_guid_file: true, max_reverse_hops: 1}",
         "    switches:",
-        *block_item(
-            {
-                "name": "lbcore1",
-                "kind": "director",
-                "spines": 9,
-                "guid": guid("0002c9", 0x01, 1),
-                "leaves": {"count": 8, "prefix": "L", "ports": 18, "uplinks": 18},
-            },
-            indent=6,
-        ),
-        "",
-        "filesystems:",
-        "  - {name: lustre1}",
-        "",
+        *storage_director("lbcore1"),
+        *closing("lustre1", routers, servers),
     ]
-    lines += section("routers", routers)
-    lines.append("")
-    lines += section("servers", servers)
     return lines
 
 
@@ -857,7 +870,11 @@ def slingshot() -> list[str]:
                     "ip": ip("10.20.2.0", i),
                     "interface": "ib0",
                     "guid": guid("0002c9", 0x0B, i),
-                    "attach": {"switch": "sib1", "leaf": f"L{leaf:02d}", "port": 4 + (i - 1) % 2 + 1},
+                    "attach": {
+                        "switch": "sib1",
+                        "leaf": f"L{leaf:02d}",
+                        "port": 4 + (i - 1) % 2 + 1,
+                    },
                     "osts": f"{8 * (i - 1)}-{8 * i - 1}",
                 }
             )
@@ -894,16 +911,20 @@ def slingshot() -> list[str]:
         "  storage_net_base: 1",
         '  groups: {oss: "4:2", mds: "2:1", backup: balanced, backup_priority: 1}',
         "",
-        "lustre: {version: \"2.15.6\"}",
+        'lustre: {version: "2.15.6"}',
         "",
         "client_nets:",
         "  - {name: kfi, interface: hsn0}",
         "",
         "clients:",
         *flow_item(
-            {"name": "compute", "nodes": f"nid[000001-{n_clients:06d}]", "net": "kfi",
-             "nid": "number"}
-        ),  # fmt: skip
+            {
+                "name": "compute",
+                "nodes": f"nid[000001-{n_clients:06d}]",
+                "net": "kfi",
+                "nid": "number",
+            }
+        ),
         "",
         "topology:",
         "  kind: dragonfly",
@@ -930,24 +951,9 @@ def slingshot() -> list[str]:
         "  - name: storage-ib",
         "    role: storage",
         "    switches:",
-        *block_item(
-            {
-                "name": "sib1",
-                "kind": "director",
-                "spines": 9,
-                "guid": guid("0002c9", 0x01, 1),
-                "leaves": {"count": 8, "prefix": "L", "ports": 18, "uplinks": 18},
-            },
-            indent=6,
-        ),
-        "",
-        "filesystems:",
-        "  - {name: scratch}",
-        "",
+        *storage_director("sib1"),
+        *closing("scratch", routers, servers),
     ]
-    lines += section("routers", routers)
-    lines.append("")
-    lines += section("servers", servers)
     return lines
 
 
