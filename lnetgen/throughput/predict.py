@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from lnetgen import topology
 from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.rates import Rates
@@ -323,8 +324,9 @@ def _dragonfly_links(
     r = ix.router_switch[sub_router]
     src, dst = (c, r) if op == "write" else (r, c)
     known = (src >= 0) & (dst >= 0)
-    local = known & (src // S == dst // S) & (src != dst)
-    glob = known & (src // S != dst // S)
+    hops = topology.dragonfly_hops(src, dst, S)
+    local = known & (hops == 3)
+    glob = known & (hops == topology.DRAGONFLY_GLOBAL_HOPS)
 
     def bundle(
         kind: str, on: npt.NDArray[np.bool_], key: IntArray, label: Callable[[int], str], links: int

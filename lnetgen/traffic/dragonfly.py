@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lnetgen import topology
 from lnetgen.traffic.flows import Traffic
 from lnetgen.traffic.index import PlanIndex
 from lnetgen.traffic.settings import FloatArray, IntArray, rounded
@@ -60,9 +61,10 @@ def _direction(
     rs = np.tile(r_sw, nsw)
     w = per.reshape(-1)
     known = rs >= 0
-    same_sw = known & (cs == rs)
-    same_g = known & (cs // S == rs // S) & ~same_sw
-    glob = known & (cs // S != rs // S)
+    hops = topology.dragonfly_hops(cs, rs, S)
+    same_sw = known & (hops == 2)
+    same_g = known & (hops == 3)
+    glob = known & (hops == topology.DRAGONFLY_GLOBAL_HOPS)
     src, dst = (rs // S, cs // S) if reads else (cs // S, rs // S)
     pair = np.bincount((src * G + dst)[glob], weights=w[glob], minlength=G * G)
     busiest, most = "", 0.0
