@@ -90,6 +90,17 @@ class Fabric:
 
 
 @dataclass(frozen=True)
+class Rail:
+    """A further storage-fabric port of a router or server on the same LNet net as its first
+    (LNet Multi-Rail): its own address, interface and cable, on the same leaf module."""
+
+    ip: str
+    interface: str
+    guid: str
+    attach: Attachment
+
+
+@dataclass(frozen=True)
 class Router:
     name: str
     client_nid: str  # canonical, e.g. "10@gni"
@@ -104,6 +115,8 @@ class Router:
     client_attach: Attachment | None = None
     #: (group, switch) of the router's compute-side port on a dragonfly client side
     dragonfly: tuple[int, int] | None = None
+    #: further storage-side ports (Multi-Rail), each an NI on every storage net of the router
+    rails: tuple[Rail, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -119,6 +132,8 @@ class Server:
     mdts: tuple[int, ...] = ()
     failover: str = ""  # the failover partner's name, or ''
     fabric: str = ""  # the storage fabric the server is cabled to
+    #: further storage-fabric ports (Multi-Rail), each an NI on every net of the server
+    rails: tuple[Rail, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,9 @@ from functools import cached_property
 from typing import Any
 
 from lnetgen import nodes
+from lnetgen.hostplan import Interface as Interface
+from lnetgen.hostplan import RouterPlan as RouterPlan
+from lnetgen.hostplan import ServerPlan as ServerPlan
 
 #: Net kinds in ``Network.kind``: a client net, a storage net (clients reach it through routers),
 #: and the server net of a storage fabric (servers only; no router, no client, no route).
@@ -62,57 +65,6 @@ class Network:
     fs: str = ""
     group: str = ""
     why: str = ""  # how the strategy designed this net (group, pairing, backup)
-
-
-@dataclass(frozen=True)
-class Interface:
-    net: str
-    nid: str
-    interface: str
-
-
-@dataclass(frozen=True)
-class RouterPlan:
-    name: str
-    leaf: str
-    coords: tuple[int, int, int] | None
-    interfaces: tuple[Interface, ...]  # client side first, then storage nets by name
-
-    @property
-    def networks(self) -> tuple[str, ...]:
-        return tuple(i.net for i in self.interfaces)
-
-    def nid_on(self, net: str) -> str | None:
-        for i in self.interfaces:
-            if i.net == net:
-                return i.nid
-        return None
-
-
-@dataclass(frozen=True)
-class ServerPlan:
-    """One server: its storage-net NID (what clients use) and, when its fabric has one, its NID
-    on the fabric's server net (same interface and IP; only servers use it)."""
-
-    name: str
-    role: str
-    fs: str
-    nid: str
-    net: str
-    interface: str
-    leaf: str
-    server_net: str = ""
-    server_nid: str = ""
-    failover: str = ""
-
-    @property
-    def nids(self) -> tuple[str, ...]:
-        """Every NID of the server, storage net first."""
-        return (self.nid, self.server_nid) if self.server_nid else (self.nid,)
-
-    @property
-    def networks(self) -> tuple[str, ...]:
-        return (self.net, self.server_net) if self.server_net else (self.net,)
 
 
 @dataclass(frozen=True)
@@ -276,6 +228,16 @@ class Plan:
                     "server_net": s.server_net,
                     "server_nid": s.server_nid,
                     "failover": s.failover,
+                    **(
+                        {
+                            "rails": [
+                                {"net": i.net, "nid": i.nid, "interface": i.interface}
+                                for i in s.rails
+                            ]
+                        }
+                        if s.rails
+                        else {}
+                    ),
                 }
                 for s in self.servers
             ],
@@ -406,6 +368,9 @@ class Plan:
                     s.get("server_net", ""),
                     s.get("server_nid", ""),
                     s.get("failover", ""),
+                    tuple(
+                        Interface(i["net"], i["nid"], i["interface"]) for i in s.get("rails", ())
+                    ),
                 )
                 for s in d["servers"]
             ),

@@ -80,9 +80,12 @@ def plan_changes(plan: Plan, site: Site) -> list[str]:
     out += _changed("routers", {r.name for r in plan.routers}, {r.name for r in site.routers})
     out += _changed("servers", {s.name for s in plan.servers}, {s.name for s in site.servers})
     addrs = {r.name: {i.nid.rpartition("@")[0] for i in r.interfaces} for r in plan.routers}
-    addrs.update({s.name: {s.nid.rpartition("@")[0]} for s in plan.servers})
-    now = {r.name: {r.client_nid.rpartition("@")[0], r.storage_ip} for r in site.routers}
-    now.update({s.name: {s.ip} for s in site.servers})
+    addrs.update({s.name: {i.nid.rpartition("@")[0] for i in s.interfaces} for s in plan.servers})
+    now = {
+        r.name: {r.client_nid.rpartition("@")[0], r.storage_ip, *(x.ip for x in r.rails)}
+        for r in site.routers
+    }
+    now.update({s.name: {s.ip, *(x.ip for x in s.rails)} for s in site.servers})
     moved = sorted(h for h in now if h in addrs and addrs[h] != now[h])
     if moved:
         out.append(f"NID addresses changed: {nodes.fold(moved)}")

@@ -19,7 +19,7 @@ import numpy as np
 from lnetgen import __version__, nodes
 from lnetgen.diagnostics import Diagnostic
 from lnetgen.guarantees import check_guarantees
-from lnetgen.model import Router, Site
+from lnetgen.model import Rail, Router, Site
 from lnetgen.plan import (
     CLIENT,
     SERVER,
@@ -156,14 +156,16 @@ def solve(site: Site, strategy: str | None = None, keep: Mapping[str, str] | Non
             (
                 Interface(str(r.client_net), r.client_nid, r.client_interface),
                 *(
-                    Interface(n, f"{r.storage_ip}@{n}", r.storage_interface)
+                    Interface(n, f"{ip}@{n}", iface)
                     for n in sorted(rnets[r.name], key=_net_key)
+                    for ip, iface in _ports(r.storage_ip, r.storage_interface, r.rails)
                 ),
             ),
         )
         for r in site.routers
     )
-    rnid = {r.name: {i.net: i.nid for i in r.interfaces} for r in routers}
+    # a route names the router's first NI on the net; its rails are the same peer (Multi-Rail)
+    rnid = {r.name: {n: r.nid_on(n) or "" for n in r.networks} for r in routers}
 
     networks = [Network(n, CLIENT) for n in client_net_names]
     snets = _server_nets(site, specs, net_names)
@@ -198,6 +200,12 @@ def solve(site: Site, strategy: str | None = None, keep: Mapping[str, str] | Non
                     snet,
                     f"{s.ip}@{snet}" if snet else "",
                     s.failover,
+                    tuple(
+                        Interface(n, f"{rail.ip}@{n}", rail.interface)
+                        for n in (net, snet)
+                        if n
+                        for rail in s.rails
+                    ),
                 )
             )
         # servers route back through exactly the routers clients use for this net
@@ -452,3 +460,8 @@ def _unique(items: object) -> list[str]:
 
 
 __all__ = ["Router", "SolveError", "solve", "strategy_names"]
+
+
+def _ports(ip: str, interface: str, rails: tuple[Rail, ...]) -> list[tuple[str, str]]:
+    """(address, interface) of a host's storage port, then of each rail (Multi-Rail)."""
+    return [(ip, interface), *((r.ip, r.interface) for r in rails)]

@@ -33,7 +33,7 @@ def test_any_accepted_interface_reads_back_as_itself(iface: str) -> None:
         header="h",
         role="server",
         hosts="oss01",
-        nets=[{"net": "o2ib1", "interface": iface, "tunables": {}}],
+        nets=[{"net": "o2ib1", "interfaces": [iface], "tunables": {}}],
         route_text="",
         routing=False,
         buffers={},

@@ -72,7 +72,7 @@ def expected_states(plan: Plan, site: Site | None = None) -> dict[str, Expected]
             {n: tuple(sorted(v)) for n, v in nets_r.items()},
             {},
             True,
-            {i.net: i.nid for i in r.interfaces},
+            {n: r.nid_on(n) or "" for n in r.networks},
             tun(ROUTER, nets_r),
         )
     by_routes: dict[int, Mapping[RouteKey, tuple[int, int]]] = {}
@@ -82,9 +82,12 @@ def expected_states(plan: Plan, site: Site | None = None) -> dict[str, Expected]
         name: by_routes[id(sr)] for sr in plan.server_routes for name in nodes.expand(sr.servers)
     }
     for s in plan.servers:
+        nets_s: dict[str, set[str]] = {}
+        for i in s.interfaces:
+            nets_s.setdefault(i.net, set()).add(i.interface)
         out[s.name] = Expected(
             SERVER,
-            {net: (s.interface,) for net in s.networks},
+            {n: tuple(sorted(v)) for n, v in nets_s.items()},
             server_routes.get(s.name, {}),
             False,
             dict(zip(s.networks, s.nids, strict=True)),

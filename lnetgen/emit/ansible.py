@@ -420,7 +420,7 @@ def emit(ctx: Context) -> Iterator[OutFile]:
             f"server {s.name}",
             "server",
             s.name,
-            [(net, s.interface, _addr(nid)) for net, nid in zip(s.networks, s.nids, strict=True)],
+            [(i.net, i.interface, _addr(i.nid)) for i in s.interfaces],
             _routes_text(routes),
             _kernel_routes(routes)
             if with_module and ctx.site.lustre.kernel_routes("server")

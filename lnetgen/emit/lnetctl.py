@@ -1,7 +1,9 @@
 """lnetctl YAML (/etc/lnet.conf for ``lnetctl import``), laid out as ``lnetctl export`` writes
 it: ``net:`` before ``route:``, one route entry per gateway NID with explicit ``hop`` and
 ``priority``, ``routing: enable: 1`` on routers.  Clients per class, routers and servers per
-host; a server lists its storage net, then its fabric's server net (same interface).  The
+host; a server lists its storage net, then its fabric's server net (same interface).  A router
+or server with Multi-Rail ports (``rails``) has several NIs under one ``net type``, as ``lnetctl
+export`` prints them; routes name its first NID, the other NIDs being the same LNet peer.  The
 inventory's tunables (:mod:`lnetgen.tunables`) go where ``lnetctl export`` prints them: each
 NI's ``tunables:``, ``buffers:`` after ``routing:``, and ``global:`` last (with
 ``drop_asym_route: 1`` when the plan's symmetry is proven).
@@ -30,18 +32,27 @@ def _file(
     name: str,
     role: str,
     hosts: str,
-    nets: list[dict[str, str]],
+    nis: Sequence[tuple[str, str]],
     route_text: str,
     routing: bool,
     udsp_text: str = "",
 ) -> OutFile:
-    tun = host_settings(ctx.site, role, [n["net"] for n in nets], ctx.symmetric)
+    """One file; ``nis`` are the host's (net, interface) pairs, written as ``lnetctl export``
+    prints them: one ``net type`` entry per net, its NIs (several with Multi-Rail) under
+    ``local NI(s)``."""
+    by_net: dict[str, list[str]] = {}
+    for net, iface in nis:
+        by_net.setdefault(net, []).append(iface)
+    tun = host_settings(ctx.site, role, list(by_net), ctx.symmetric)
     text = render(
         "lnetctl.yaml.j2",
         header=ctx.header,
         role=role,
         hosts=hosts,
-        nets=[dict(n, tunables=tun.ni(n["net"].rstrip("0123456789"))) for n in nets],
+        nets=[
+            {"net": net, "interfaces": ifaces, "tunables": tun.ni(net.rstrip("0123456789"))}
+            for net, ifaces in by_net.items()
+        ],
         route_text=route_text,
         routing=routing,
         buffers=tun.buffers() if routing else {},
@@ -71,7 +82,7 @@ def emit(ctx: Context) -> Iterator[OutFile]:
             cc.name,
             "client",
             cc.members,
-            [{"net": cc.net, "interface": cc.interface}],
+            [(cc.net, cc.interface)],
             "".join(texts[i] for i in idx),
             False,
             udsp.yaml_block([r for i in idx for r in rules[i]]),
@@ -83,7 +94,7 @@ def emit(ctx: Context) -> Iterator[OutFile]:
                 r.name,
                 "router",
                 r.name,
-                [{"net": i.net, "interface": i.interface} for i in r.interfaces],
+                [(i.net, i.interface) for i in r.interfaces],
                 "",
                 True,
             )
@@ -96,7 +107,7 @@ def emit(ctx: Context) -> Iterator[OutFile]:
                 s.name,
                 "server",
                 s.name,
-                [{"net": net, "interface": s.interface} for net in s.networks],
+                [(i.net, i.interface) for i in s.interfaces],
                 route_entries(routes.get(s.name, ())),
                 False,
             )

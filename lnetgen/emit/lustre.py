@@ -7,8 +7,10 @@ fabric has a server net) only servers use.  ``mkfs.lustre`` therefore lists *eve
 MGS (``--mgsnode``) and of a target's servers (``--servicenode``): a server picks the one it
 reaches (the server net), a client the one it routes to (the storage net) -- Lustre takes, of a
 peer's NIDs, the nearest reachable one and skips unreachable ones (``ptlrpc_uuid_to_peer``).
-The client mount spec lists only storage-net NIDs.  Devices are named ``/dev/mapper/<target>``
-(a multipath alias per target); replace them with the real devices.
+The client mount spec lists only storage-net NIDs.  A Multi-Rail server's rails are NIDs of the
+same node, listed after its first port (``a,b`` is one node, ``:`` separates failover nodes),
+so a client or server still finds it when the first port is down.  Devices are named
+``/dev/mapper/<target>`` (a multipath alias per target); replace them with the real devices.
 """
 
 from __future__ import annotations
@@ -40,8 +42,8 @@ class ServerDeploy:
     name: str
     role: str  # oss | mds
     mgs: bool
-    nids: tuple[str, ...]  # every NID, storage net first
-    client_nids: tuple[str, ...]
+    nids: tuple[str, ...]  # every NID (rails included), storage net first
+    client_nids: tuple[str, ...]  # its storage-net NIDs
     failover: str | None
     targets: tuple[Target, ...]
 
@@ -89,7 +91,8 @@ def filesystems(site: Site, plan: Plan) -> list[FsDeploy]:
             continue
         mgs = site.server(f.mgs)
         mgs_all = _nodes(planned, [mgs.name, mgs.failover])
-        mgs_client = tuple(planned[n].nid for n in (mgs.name, mgs.failover) if n)
+        mgs_nodes = [planned[n].client_nids for n in (mgs.name, mgs.failover) if n]
+        mgs_client = tuple(nid for ns in mgs_nodes for nid in ns)
         mgsnode = " ".join(f"--mgsnode={','.join(nids)}" for nids in mgs_all)
         servers = []
         hosts = members if mgs in members else [mgs, *members]
@@ -108,13 +111,13 @@ def filesystems(site: Site, plan: Plan) -> list[FsDeploy]:
                     s.name,
                     s.role,
                     s is mgs,
-                    p.nids,
-                    (p.nid,),
+                    p.all_nids,
+                    p.client_nids,
                     s.failover or None,
                     tuple(targets),
                 )
             )
-        mount = ":".join(mgs_client) + f":/{f.name}"
+        mount = ":".join(",".join(ns) for ns in mgs_nodes) + f":/{f.name}"
         out.append(FsDeploy(f.name, mgs.name, mgs_client, mount, tuple(servers)))
     return out
 
@@ -134,8 +137,8 @@ def _mkfs(options: str, service: str, target: str) -> str:
 
 
 def _nodes(planned: dict[str, ServerPlan], names: list[str]) -> list[tuple[str, ...]]:
-    """Per named server (empty names skipped): all its NIDs."""
-    return [planned[n].nids for n in names if n]
+    """Per named server (empty names skipped): all its NIDs, Multi-Rail ports included."""
+    return [planned[n].all_nids for n in names if n]
 
 
 def server_nets(site: Site, plan: Plan) -> dict[str, str]:

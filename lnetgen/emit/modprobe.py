@@ -127,7 +127,7 @@ def _all_items(plan: Plan) -> list[tuple[str, str, str, str, str, str]]:
                 s.name,
                 "server",
                 s.name,
-                routestr.format_networks([(net, s.interface) for net in s.networks]),
+                routestr.format_networks([(i.net, i.interface) for i in s.interfaces]),
                 _kroutes(server_routes.get(s.name, ())),
                 "disabled",
             )

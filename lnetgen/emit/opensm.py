@@ -82,12 +82,17 @@ def fabric_guids(site: Site, fabric: Fabric) -> FabricGuids:
         out.io_what = "storage servers"
         for s in site.servers:
             if s.attach.switch in switches:
-                if s.guid:
-                    out.io.append((_guid(s.guid), f"{s.name} {s.interface}"))
-                else:
-                    out.missing.append(s.name)
+                # every port of a Multi-Rail server is an IO port
+                for guid, iface in (
+                    (s.guid, s.interface),
+                    *((x.guid, x.interface) for x in s.rails),
+                ):
+                    if guid:
+                        out.io.append((_guid(guid), f"{s.name} {iface}"))
+                    elif s.name not in out.missing:
+                        out.missing.append(s.name)
         for r in site.routers:
-            if r.attach.switch in switches and not r.guid:
+            if r.attach.switch in switches and not all((r.guid, *(x.guid for x in r.rails))):
                 out.missing.append(r.name)
     directors = [sw for sw in fabric.switches if sw.kind == "director" and sw.spines]
     incomplete = [sw.name for sw in directors if len(sw.spine_guids) < sw.spines]

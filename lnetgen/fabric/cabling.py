@@ -131,7 +131,8 @@ def client_ports(site: Site) -> list[int]:
 
 
 def fabric_hosts(site: Site, fabric: Fabric) -> list[Host]:
-    """Every host port the inventory cables to ``fabric`` (GUIDs not yet derived: 0)."""
+    """Every host port the inventory cables to ``fabric`` (GUIDs not yet derived: 0); a
+    Multi-Rail router or server has one per rail, each its own HCA (CA node)."""
     switches = {sw.name for sw in fabric.switches}
     out: list[Host] = []
     c = site.clients
@@ -149,13 +150,19 @@ def fabric_hosts(site: Site, fabric: Fabric) -> list[Host]:
         sides = (
             (r.client_attach, r.client_interface, r.client_guid),
             (r.attach, r.storage_interface, r.guid),
+            *((x.attach, x.interface, x.guid) for x in r.rails),
         )
         for attach, iface, guid_text in sides:
             if attach is not None and attach.switch in switches:
                 out.append(Host(r.name, "router", iface, _guid_or_0(guid_text), attach))
     for s in site.servers:
-        if s.attach.switch in switches:
-            out.append(Host(s.name, "server", s.interface, _guid_or_0(s.guid), s.attach))
+        server_ports = (
+            (s.attach, s.interface, s.guid),
+            *((x.attach, x.interface, x.guid) for x in s.rails),
+        )
+        for port, iface, guid_text in server_ports:
+            if port.switch in switches:
+                out.append(Host(s.name, "server", iface, _guid_or_0(guid_text), port))
     return out
 
 

@@ -191,7 +191,9 @@ def host_paths(
     destination, with ``"<host> port"`` for the source's own cable; None when the tables do
     not lead there."""
     tracer = _Tracer(lay, tables, lids)
-    by_name = {h.name: h for h in lay.hosts}
+    by_name: dict[str, Host] = {}
+    for h in lay.hosts:
+        by_name.setdefault(h.name, h)  # a Multi-Rail host: its first port
     out: dict[tuple[str, str], tuple[str, ...] | None] = {}
     for a, b in pairs:
         src, dst = by_name.get(a), by_name.get(b)

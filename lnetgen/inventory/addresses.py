@@ -13,6 +13,7 @@ modprobe routes for such a site (``lnetgen.emit.modprobe``).
 from __future__ import annotations
 
 import ipaddress
+from typing import Any
 
 from lnetgen.inventory.context import Context
 from lnetgen.nodes import IPV6_LNDS
@@ -39,8 +40,10 @@ def check_ipv6(ctx: Context, storage_lnd: str, lustre: Targets) -> None:
     where: list[tuple[Path, str]] = []
     for i, r in ctx.items("routers"):
         where.append((("routers", i, "storage", "ip"), str(r.get("storage", {}).get("ip", ""))))
+        where += _rail_ips(r, ("routers", i))
     for i, s in ctx.items("servers"):
         where.append((("servers", i, "ip"), str(s.get("ip", ""))))
+        where += _rail_ips(s, ("servers", i))
     v6 = [(p, ip) for p, ip in where if ":" in ip]
     if not v6:
         return
@@ -61,3 +64,15 @@ def check_ipv6(ctx: Context, storage_lnd: str, lustre: Targets) -> None:
             "E-NID-IPV6-TARGET",
             f"IPv6 NIDs need Lustre {show(IPV6_SINCE)} or later; the {role}s run {show(v)}",
         )
+
+
+def _rail_ips(host: dict[str, Any], p: Path) -> list[tuple[Path, str]]:
+    """The addresses of a host's ``rails`` with their paths."""
+    rails = host.get("rails")
+    if not isinstance(rails, list):
+        return []
+    return [
+        ((*p, "rails", k, "ip"), str(r.get("ip", "")))
+        for k, r in enumerate(rails)
+        if isinstance(r, dict)
+    ]

@@ -67,6 +67,11 @@ CODES: dict[str, str] = {
         "a dragonfly group or switch that does not exist, or a router without its dragonfly place"
     ),
     "E-DFLY-FULL": "a dragonfly switch holds more hosts than edge_ports",
+    "E-NID-IPV6": "an IPv6 storage address on a storage LND whose NIDs Lustre parses as IPv4 only",
+    "E-NID-IPV6-TARGET": "IPv6 storage addresses on hosts whose stated release is before 2.16",
+    "E-RAIL-LEAF": "a Multi-Rail port (rails) on another leaf module than the host's storage port",
+    "E-RAIL-IFACE": "a Multi-Rail port (rails) reuses an interface the host already has",
+    "E-RAIL-ADDR": "a Multi-Rail port's address is of the other IP family than the host's",
     "E-RATES": "a rate that does not parse",
     "E-RATES-TORUS": "torus link rates leave a direction without a rate",
     "E-PATH": "a file path leaves the inventory's directory",

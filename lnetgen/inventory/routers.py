@@ -1,11 +1,11 @@
 """The ``routers`` section: LNet routers, each with a client side and a storage side.
 
 Reads ``routers[]`` (``name``, ``client.nid``/``interface``/``guid``/``attach``, ``storage.ip``/
-``interface``/``guid``, ``attach``, ``coords``, ``dragonfly``). Reports E-ROUTER-IFACE (no interface
-on a client net or on the clients' fabric), E-TORUS-COORD, W-COORDS-UNUSED, the dragonfly codes
-(``inventory.dragonfly``), the NID codes through ``lnet`` and the attachment codes through
-``Fabrics.attach``; claims each router's name, NID, storage IP, GUIDs and ports for the site-wide
-duplicate checks. Adds ``Site.routers``.
+``interface``/``guid``, ``attach``, ``rails`` (``inventory.rails``), ``coords``, ``dragonfly``).
+Reports E-ROUTER-IFACE (no interface on a client net or on the clients' fabric), E-TORUS-COORD,
+W-COORDS-UNUSED, the dragonfly codes (``inventory.dragonfly``), the NID codes through ``lnet``
+and the attachment codes through ``Fabrics.attach``; claims each router's name, NID, storage IP,
+GUIDs and ports for the site-wide duplicate checks. Adds ``Site.routers``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from lnetgen.inventory.dragonfly import router_place
 from lnetgen.inventory.fabrics import Fabrics
 from lnetgen.inventory.lnet import read_nid
 from lnetgen.inventory.nets import ClientNets
+from lnetgen.inventory.rails import check_rails
 from lnetgen.inventory.topology import Topology
 from lnetgen.model import Attachment, Router, Torus
 from lnetgen.yamlsrc import Path
@@ -58,7 +59,8 @@ def check_routers(ctx: Context, fabrics: Fabrics, cnets: ClientNets, topo: Topol
             ctx.ports.claim(a, (*p, "attach"), name)
             out.modules.append((i, a.module))
         ca, ca_ok = _client_attach(ctx, r, p, fabrics, topo.fat_tree)
-        if cnid is not None and coords_ok and dfly_ok and a is not None and ca_ok:
+        rails, rails_ok = check_rails(ctx, fabrics, r, p, (ip, r["storage"]["interface"], a))
+        if cnid is not None and coords_ok and dfly_ok and a is not None and ca_ok and rails_ok:
             router = Router(
                 name,
                 str(cnid),
@@ -72,6 +74,7 @@ def check_routers(ctx: Context, fabrics: Fabrics, cnets: ClientNets, topo: Topol
                 r["client"].get("guid", ""),
                 ca,
                 dfly,
+                rails,
             )
             out.routers.append((i, router))
     return out

@@ -1,10 +1,10 @@
 """The ``servers`` section: the MDS and OSS nodes of each file system.
 
 Reads ``servers[]`` (``name``, ``role``, ``fs``, ``ip``, ``interface``, ``guid``, ``osts``,
-``mdts``, ``failover``, ``attach``).  Reports E-FS-UNKNOWN, E-OSTS, E-DUP-OST, E-MDTS and
-E-DUP-MDT here (the failover partner is checked by ``lustre``), the attachment codes through
-``Fabrics.attach``, and claims the name, storage IP, GUID and switch port of each server for the
-site-wide duplicate checks.  Adds ``Site.servers``.
+``mdts``, ``failover``, ``attach``, ``rails`` (``inventory.rails``)).  Reports E-FS-UNKNOWN,
+E-OSTS, E-DUP-OST, E-MDTS and E-DUP-MDT here (the failover partner is checked by ``lustre``),
+the attachment codes through ``Fabrics.attach``, and claims the name, storage IP, GUID and switch
+port of each server for the site-wide duplicate checks.  Adds ``Site.servers``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from lnetgen.inventory.addresses import canonical_ip
 from lnetgen.inventory.context import Context
 from lnetgen.inventory.fabrics import Fabrics
 from lnetgen.inventory.messages import did_you_mean
+from lnetgen.inventory.rails import check_rails
 from lnetgen.model import Server
 from lnetgen.yamlsrc import Path
 
@@ -68,10 +69,12 @@ def check_servers(ctx: Context, fabrics: Fabrics, fs_names: set[str]) -> list[tu
                 break
             mdt_owner[key] = (name, (*p, "mdts"))
         a = fabrics.attach(ctx, s["attach"], (*p, "attach"), "storage", name)
-        if a is None:
+        if a is not None:
+            ctx.ports.claim(a, (*p, "attach"), name)
+        rails, rails_ok = check_rails(ctx, fabrics, s, p, (ip, s["interface"], a))
+        if a is None or not rails_ok:
             ctx.incomplete = True
             continue
-        ctx.ports.claim(a, (*p, "attach"), name)
         server = Server(
             name,
             s["role"],
@@ -84,6 +87,7 @@ def check_servers(ctx: Context, fabrics: Fabrics, fs_names: set[str]) -> list[tu
             mdts,
             s.get("failover", ""),
             fabrics.fabric_of(a),
+            rails,
         )
         out.append((i, server))
     return out

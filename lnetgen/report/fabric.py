@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from lnetgen import nodes
 from lnetgen.analyze import Analysis
-from lnetgen.model import Fabric, Site, Switch
+from lnetgen.model import Fabric, Rail, Site, Switch
 from lnetgen.plan import Plan
 from lnetgen.report.data import FabricView
 from lnetgen.report.solved import Solved
@@ -130,6 +130,7 @@ def _hosts(site: Site, s: Solved) -> dict[tuple[str, str], list[_Host]]:
         out.setdefault(r.attach.module, []).append(
             _Host(r.name, "router", r.attach.port, net, title)
         )
+        _rails(out, r.name, "router", r.rails, net)
     splan = {sv.name: sv for sv in plan.servers}
     for sv in site.servers:
         sp = splan.get(sv.name)
@@ -144,9 +145,20 @@ def _hosts(site: Site, s: Solved) -> dict[tuple[str, str], list[_Host]]:
         out.setdefault(sv.attach.module, []).append(
             _Host(sv.name, sv.role, sv.attach.port, net, title)
         )
+        _rails(out, sv.name, sv.role, sv.rails, net)
     for hosts in out.values():
         hosts.sort(key=lambda h: (h.port, h.name))
     return out
+
+
+def _rails(
+    out: dict[tuple[str, str], list[_Host]], name: str, role: str, rails: tuple[Rail, ...], net: str
+) -> None:
+    """The Multi-Rail ports of a host, each drawn at its own port (same leaf module)."""
+    for k, x in enumerate(rails):
+        where = f"{x.attach.label()} port {x.attach.port}"
+        title = f"{name} rail {k + 1} ({x.interface}, {x.ip}) at {where}"
+        out.setdefault(x.attach.module, []).append(_Host(name, role, x.attach.port, net, title))
 
 
 def _grid(sw: Switch, ports: int) -> tuple[int, int]:

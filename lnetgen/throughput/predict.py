@@ -10,6 +10,10 @@ round-robin).  Every component whose rate ``Site.rates`` gives is a resource of 
 the others do not limit anything and are listed as ``n/a`` -- a prediction with an unknown
 rate on the path is an upper bound on what that rate would allow, and says so.
 
+A router or server with Multi-Rail ports (``rails``) has one port resource of ``1 + rails``
+links: LNet spreads a peer's traffic over all its NIs, so the links are pooled like a leaf's
+uplinks.
+
 On a dragonfly client side a subflow also crosses the local links between its client's and its
 router's switches (one group) or the global links between their groups (``_dragonfly_links``).
 
@@ -125,6 +129,14 @@ class _Built:
     kinds_used: frozenset[str]
 
 
+def _storage_ports(site: Site) -> dict[str, int]:
+    """Router and server name -> its ports on the storage fabric: the first and its Multi-Rail
+    rails, whose links LNet uses together (one ``port`` resource of that many links)."""
+    out = {r.name: 1 + len(r.rails) for r in site.routers}
+    out.update({s.name: 1 + len(s.rails) for s in site.servers})
+    return out
+
+
 def _leaf_of(site: Site, label: str) -> tuple[str, int]:
     """(``switch/leaf`` label, uplink count) -- 0 uplinks for a TOR or an unknown leaf."""
     switch, _, leaf = label.partition("/")
@@ -223,7 +235,9 @@ def _build(
     if site.dragonfly is not None and site.clients.switch is not None:
         _dragonfly_links(ix, ranks, op, sub_rank, sub_router, add, rate)
     add("router", list(ix.routers), np.full(R, rate("router")), sub_router)
-    add("router port", list(ix.routers), np.full(R, rate("router port")), sub_router)
+    ports = _storage_ports(site)
+    r_ports = np.asarray([ports.get(n, 1) for n in ix.routers], dtype=np.float64)
+    add("router port", list(ix.routers), r_ports * rate("router port"), sub_router)
     leaves = sorted(set(ix.router_leaf) | set(ix.server_leaf))
     leaf_id = {lab: k for k, lab in enumerate(leaves)}
     uplinks = np.asarray([_leaf_of(site, lab)[1] for lab in leaves], dtype=np.float64)
@@ -236,7 +250,8 @@ def _build(
     ucap = np.where(uplinks > 0, np.maximum(uplinks, 1) * rate("leaf uplinks"), np.inf)
     add("leaf uplinks", leaves, ucap, np.where(cross & (uplinks[up_leaf] > 0), up_leaf, -1))
     add("leaf downlinks", leaves, ucap, np.where(cross & (uplinks[down_leaf] > 0), down_leaf, -1))
-    add("server port", list(ix.servers), np.full(S, rate("server port")), sub_srv)
+    s_ports = np.asarray([ports.get(n, 1) for n in ix.servers], dtype=np.float64)
+    add("server port", list(ix.servers), s_ports * rate("server port"), sub_srv)
     add("oss", list(ix.servers), np.full(S, rate("oss")), sub_srv)
     if rates.ost is not None:
         add("ost", list(ranks.ost_label), np.full(len(ranks.ost_label), rate("ost")), p_ost[owner])
