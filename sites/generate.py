@@ -77,13 +77,19 @@ def wrap_mapping(prefix: str, d: dict[str, Value], width: int = 100) -> list[str
 
 
 def block_item(d: dict[str, Value], indent: int = 2) -> list[str]:
-    """A list item as a block mapping whose values are written in flow style."""
+    """A list item as a block mapping whose values are written in flow style (a list of
+    mappings as a block list of flow mappings)."""
     pad = " " * indent
     lines = []
     for i, (k, v) in enumerate(d.items()):
         lead = f"{pad}- {k}: " if i == 0 else f"{pad}  {k}: "
         if isinstance(v, dict):
             lines += wrap_mapping(lead, v)
+        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            lines.append(lead.rstrip())
+            for x in v:
+                assert isinstance(x, dict)
+                lines += flow_item(x, indent + 4)
         else:
             lines.append(lead + flow(v))
     return lines
@@ -802,6 +808,8 @@ test):
   - Storage side: one InfiniBand director (8 leaf modules of 18 host ports and 18 uplinks);
     leaves L01-L07 each hold 4 routers and 2 OSS (groups "4:2"), L08 holds 4 routers and the 2
     MDS of the one file system, scratch (14 OSS x 8 OSTs).
+  - LNet Multi-Rail on the storage side: every router has a second HDR HCA (ib1, a rail on
+    ports 7-10 of its leaf) and every OSS a second port (ib1, ports 11-12); the MDS have one.
   - Rates: the links' nominal signalling rates (Slingshot 200 Gbit/s, InfiniBand HDR 4x
     200 Gbit/s), not measurements.  Router, OSS and OST rates are not given: n/a, so every
     prediction on this site is a bound set by the links.
@@ -854,6 +862,18 @@ def slingshot() -> list[str]:
                         "guid": guid("0002c9", 0x0A, i),
                     },
                     "attach": {"switch": "sib1", "leaf": f"L{leaf:02d}", "port": (i - 1) % 4 + 1},
+                    "rails": [
+                        {
+                            "ip": ip("10.20.1.100", i),
+                            "interface": "ib1",
+                            "guid": guid("0002c9", 0x1A, i),
+                            "attach": {
+                                "switch": "sib1",
+                                "leaf": f"L{leaf:02d}",
+                                "port": 4 + 2 + (i - 1) % 4 + 1,
+                            },
+                        }
+                    ],
                     "dragonfly": {"group": g, "switch": SS_ROUTER_SWITCHES[k]},
                 }
             )
@@ -862,7 +882,7 @@ def slingshot() -> list[str]:
     for i in range(1, 15):
         leaf = (i - 1) // 2 + 1
         servers.append(
-            flow_item(
+            block_item(
                 {
                     "name": f"scratch-oss{i:02d}",
                     "role": "oss",
@@ -876,6 +896,18 @@ def slingshot() -> list[str]:
                         "port": 4 + (i - 1) % 2 + 1,
                     },
                     "osts": f"{8 * (i - 1)}-{8 * i - 1}",
+                    "rails": [
+                        {
+                            "ip": ip("10.20.2.100", i),
+                            "interface": "ib1",
+                            "guid": guid("0002c9", 0x1B, i),
+                            "attach": {
+                                "switch": "sib1",
+                                "leaf": f"L{leaf:02d}",
+                                "port": 10 + (i - 1) % 2 + 1,
+                            },
+                        }
+                    ],
                 }
             )
         )

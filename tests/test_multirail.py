@@ -216,6 +216,21 @@ def test_verify_proves_the_multirail_tree(tree: Path) -> None:
     assert "proved" in res.output
 
 
+@pytest.mark.parametrize(("gateway", "code"), [("10.2.0.101@o2ib1", 0), ("10.2.0.99@o2ib1", 1)])
+def test_verify_takes_a_rail_nid_as_its_router(tmp_path: Path, gateway: str, code: int) -> None:
+    """A server routing back through a router's rail NID reaches the clients through that
+    router (the tree's Ansible host_vars give the rail's address); a NID nobody owns fails."""
+    out = tmp_path / "out"
+    write_output(mini_generated(), str(out))
+    for host in ("oss1", "mds1"):
+        f = out / "lnetctl" / f"{host}.yaml"
+        text = f.read_text()
+        assert "gateway: 10.2.0.1@o2ib1" in text
+        f.write_text(text.replace("gateway: 10.2.0.1@o2ib1", f"gateway: {gateway}"))
+    res = CliRunner().invoke(main, ["verify", str(out)])
+    assert res.exit_code == code, res.output
+
+
 def _live_copy(tree: Path, tmp_path: Path, host: str, old: str, new: str) -> Path:
     live = tmp_path / "live"
     live.mkdir()
