@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from lnetgen import routestr
 from lnetgen.api import Generated, generate, write_output
 from lnetgen.cli import main
-from lnetgen.diff import diff
+from lnetgen.diff import diff, plan_changes
 from lnetgen.emit.opensm import fabric_guids
 from lnetgen.fabric.cabling import fabric_hosts, fabric_of, layout
 from lnetgen.inventory import load_site
@@ -265,6 +265,13 @@ def test_diff_finds_a_missing_rail(tree: Path, tmp_path: Path) -> None:
     [group] = res.groups
     assert group.hosts == "rtr1"
     assert group.diff.change_nets == (("o2ib1", ("ib1",), ("ib1", "ib2")),)
+    # the step that fixes it adds the one NI, live
+    [step] = plan_changes(res)
+    assert (step.hosts, step.commands, step.outage) == (
+        "rtr1",
+        ("lnetctl net add --net o2ib1 --if ib2",),
+        "",
+    )
 
 
 # ----------------------------------------------------------------------------- throughput

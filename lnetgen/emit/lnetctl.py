@@ -3,7 +3,8 @@ it: ``net:`` before ``route:``, one route entry per gateway NID with explicit ``
 ``priority``, ``routing: enable: 1`` on routers.  Clients per class, routers and servers per
 host; a server lists its storage net, then its fabric's server net (same interface).  A router
 or server with Multi-Rail ports (``rails``) has several NIs under one ``net type``, as ``lnetctl
-export`` prints them; routes name its first NID, the other NIDs being the same LNet peer.  The
+export`` prints them and as ``lnetctl import`` reads them (``liblnetconfig.c`` adds one NI per
+item of ``local NI(s)``); routes name its first NID, the other NIDs being the same LNet peer.  The
 inventory's tunables (:mod:`lnetgen.tunables`) go where ``lnetctl export`` prints them: each
 NI's ``tunables:``, ``buffers:`` after ``routing:``, and ``global:`` last (with
 ``drop_asym_route: 1`` when the plan's symmetry is proven).
