@@ -18,6 +18,7 @@ from lnetgen.progress import NO_PROGRESS, Progress, counted
 from lnetgen.solve import kept_nets, solve, strategy_names
 from lnetgen.strategies import SolveError
 from lnetgen.throughput import DEFAULT, WorkloadSpec
+from lnetgen.traffic.dragonfly import GroupFlows
 from lnetgen.traffic.index import index_plan
 from lnetgen.traffic.settings import Settings, rounded, settings_for
 
@@ -66,6 +67,8 @@ class CompareRow:
     bottleneck: str = ""  # of the writes: "kind name (utilisation)"
     # with ``since``: the churn from the older inventory's plan (lnetgen.analyze.churn)
     churn: Churn | None = None
+    # on a dragonfly client side: where the write flows go (lnetgen.traffic.dragonfly)
+    dragonfly: GroupFlows | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -172,6 +175,8 @@ def compare(
                 kw["bottleneck"] = f"{b.kind} {b.name} ({100 * b.utilisation:.0f} %)"
         if old is not None:
             kw["churn"] = churn(old, plan)
+        if a.dragonfly is not None:
+            kw["dragonfly"] = a.dragonfly.writes
         rows.append(
             CompareRow(
                 name,

@@ -154,7 +154,25 @@ def format_compare(rows: list[CompareRow]) -> list[str]:
         "write/read: predicted bandwidth of the workload as IOR reports it (lnetgen.throughput; "
         "n/a where the site gives no rate that bounds it)"
     )
-    return out + _churn_lines(rows)
+    return out + _dragonfly_lines(rows) + _churn_lines(rows)
+
+
+def _dragonfly_lines(rows: list[CompareRow]) -> list[str]:
+    """The dragonfly table: where each layout's client -> router write flows go."""
+    dfly = [(r.strategy, r.dragonfly) for r in rows if r.dragonfly is not None]
+    if not dfly:
+        return []
+    head = f"{'dragonfly writes':<17} {'switch':>7} {'group':>7} {'global':>7}"
+    out = ["", head + "  busiest pair of groups"]
+    for name, g in dfly:
+        share = [x / g.flows if g.flows else 0.0 for x in (g.same_switch, g.same_group, g.global_)]
+        busiest = f"{g.busiest} {g.busiest_flows:.1f} flows" if g.busiest else "none"
+        out.append(f"{name:<17} " + " ".join(f"{pct(x):>7}" for x in share) + f"  {busiest}")
+    out.append(
+        "switch/group/global: client -> router write flows on the client's switch, over a local "
+        "link of its group, across a global link (minimal routes)"
+    )
+    return out
 
 
 def _churn_lines(rows: list[CompareRow]) -> list[str]:
