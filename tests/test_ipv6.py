@@ -121,3 +121,108 @@ def test_kfi_client_nids_round_trip(tmp_path: Path) -> None:
     assert CliRunner().invoke(main, ["verify", str(out)]).exit_code == 0
     r = CliRunner().invoke(main, ["diff", str(site), "--live", str(out)])
     assert "live state equals the plan" in r.output, r.output
+
+
+# ----------------------------------------------------------------------------- IPv6 clients
+
+V6_CLIENTS = Path(__file__).resolve().parent / "cases" / "valid" / "ipv6-clients" / "site.yaml"
+
+
+def v6_clients(tmp: Path, old: str = "", new: str = "") -> Path:
+    """The IPv6-client case, with ``old`` replaced by ``new`` (once, and it must be there)."""
+    text = V6_CLIENTS.read_text()
+    if old:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = tmp / "v6-clients.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_client_nids_by_rule_and_list_are_canonical() -> None:
+    site = load_site(str(V6_CLIENTS))[0]
+    nids = dict(zip(site.clients.names, site.clients.nids, strict=True))
+    assert [nids[f"login{k}"] for k in range(1, 5)] == [
+        "fd00:10::11@tcp",
+        "fd00:10::12@tcp",
+        "fd00:10::13@tcp",
+        "fd00:10::14@tcp",
+    ]
+    assert nids["dtn02"] == "fd00:10::20@tcp"  # listed as FD00:10:0::20
+    assert site.router("lnet1").client_nid == "fd00:10::1@tcp"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "code"),
+    [
+        # a second spelling of a client's address is the same NID
+        ('"fd00:10::5", "FD00:10:0::20"', '"fd00:10::5", "fd00:10:0:0::12"', "E-DUP-NID"),
+        ('tcp, nid: {ip: "fd00:10::11"}', 'tcp, nid: {ip: "fd00:::11"}', "E-IP"),
+        (
+            'nid: {ip: "fd00:10::11"}',
+            'nid: {ip: "ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe"}',
+            "E-NID-RULE",
+        ),
+        ('lustre: {version: "2.16.1"}', 'lustre: {version: "2.15.6"}', "E-NID-IPV6-TARGET"),
+        (
+            'lustre: {version: "2.16.1"}',
+            'lustre: {version: "2.16.1", client: "2.15.6"}',
+            "E-NID-IPV6-TARGET",
+        ),
+    ],
+)
+def test_client_ipv6_problems(tmp_path: Path, old: str, new: str, code: str) -> None:
+    with pytest.raises(InputError) as exc:
+        load_site(str(v6_clients(tmp_path, old, new)))
+    found = [d for d in exc.value.diagnostics if d.code == code]
+    assert found and found[0].line > 0, [d.format() for d in exc.value.diagnostics]
+
+
+def test_client_ipv6_on_an_ipv4_lnd_is_refused(tmp_path: Path) -> None:
+    text = v6_clients(tmp_path).read_text().replace("tcp", "o2ib100").replace("eth0", "ib1")
+    path = tmp_path / "o2ib.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError) as exc:
+        load_site(str(path))
+    codes = {d.code for d in exc.value.diagnostics}
+    # the rule, the list and the routers' NIDs: each says the LND is IPv4 only
+    assert {"E-NID-IPV6", "E-NID"} <= codes, codes
+    assert all("IPv4 only" in d.message for d in exc.value.diagnostics if "NID" in d.code)
+
+
+def test_ipv6_clients_round_trip(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["generate", str(V6_CLIENTS), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    # the clients' gateways are IPv6: no kernel routes= can carry them
+    assert "W-MODPROBE-SKIPPED" in r.output and "fd00:10::1@tcp is IPv6" in r.output
+    text = (out / "lnetctl" / "clients-tcp.yaml").read_text()
+    assert "gateway: fd00:10::1@tcp" in text and "gateway: fd00:10::2@tcp" in text
+    inv = (out / "ansible" / "inventory.yml").read_text()
+    assert "lnetgen_nid_address: fd00:10::20" in inv
+    r = CliRunner().invoke(main, ["verify", str(out)])
+    assert r.exit_code == 0 and "proved (0 error(s), 0 warning(s))" in r.output, r.output
+    r = CliRunner().invoke(main, ["diff", str(V6_CLIENTS), "--live", str(out)])
+    assert r.exit_code == 0 and "live state equals the plan" in r.output, r.output
+
+
+def test_diff_reads_a_client_export_with_an_ipv6_nid(tmp_path: Path) -> None:
+    live = tmp_path / "live"
+    live.mkdir()
+    dump = (
+        "net:\n    - net type: tcp\n      local NI(s):\n        - nid: {nid}\n"
+        "          interfaces:\n              0: eth0\n"
+        "route:\n    - net: o2ib10\n      gateway: FD00:10::1@tcp\n      hop: 1\n"
+        "      priority: 0\n    - net: o2ib11\n      gateway: fd00:10::2@tcp\n      hop: 1\n"
+        "      priority: 0\nglobal:\n    drop_asym_route: 1\n"
+    )
+    (live / "login1.yaml").write_text(dump.format(nid="fd00:10:0::11@tcp"))
+    (live / "login2.yaml").write_text(dump.format(nid="fd00:10::99@tcp"))
+    r = CliRunner().invoke(
+        main, ["diff", str(V6_CLIENTS), "--live", str(live), "--hosts", "login[1-2]"]
+    )
+    assert r.exit_code == 1, r.output
+    # login1 shows its own NID in another spelling and the plan's routes: equal; login2 a
+    # NID the inventory does not give it
+    assert "1 equal, 1 differ" in r.output, r.output
+    assert "! nid on tcp: live fd00:10::99@tcp, inventory fd00:10::12@tcp" in r.output

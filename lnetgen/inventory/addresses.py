@@ -66,6 +66,34 @@ def check_ipv6(ctx: Context, storage_lnd: str, lustre: Targets) -> None:
         )
 
 
+def check_client_ipv6(ctx: Context, lustre: Targets) -> None:
+    """E-NID-IPV6-TARGET for IPv6 client NIDs (a client group's ``nid``, a router's
+    ``client.nid``) on clients or routers whose stated release is before 2.16.  Whether the
+    client net's LND can carry them is checked where each NID is read (E-NID, E-NID-IPV6)."""
+    where: list[Path] = []
+    for i, g in ctx.items("clients"):
+        rule = g.get("nid")
+        texts = (
+            [rule.get("ip")] if isinstance(rule, dict) else rule if isinstance(rule, list) else []
+        )
+        if any(":" in str(t) for t in texts):
+            where.append(("clients", i, "nid"))
+    for i, r in ctx.items("routers"):
+        nid = str(r.get("client", {}).get("nid", ""))
+        if ":" in nid.rpartition("@")[0]:
+            where.append(("routers", i, "client", "nid"))
+    if not where:
+        return
+    for role in ("client", "router"):
+        v = lustre.of(role)
+        if v is not None and v < IPV6_SINCE:
+            ctx.err(
+                where[0],
+                "E-NID-IPV6-TARGET",
+                f"IPv6 NIDs need Lustre {show(IPV6_SINCE)} or later; the {role}s run {show(v)}",
+            )
+
+
 def _rail_ips(host: dict[str, Any], p: Path) -> list[tuple[Path, str]]:
     """The addresses of a host's ``rails`` with their paths."""
     rails = host.get("rails")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from lnetgen.diagnostics import errors
-from lnetgen.inventory.addresses import check_ipv6
+from lnetgen.inventory.addresses import check_client_ipv6, check_ipv6
 from lnetgen.inventory.clients import ClientGroups, check_clients
 from lnetgen.inventory.context import Context
 from lnetgen.inventory.dragonfly import dragonfly_places
@@ -75,6 +75,7 @@ def build_site(ctx: Context) -> Site | None:
     tunables = check_tunables(ctx, o2ib)
     lustre = check_release(ctx)
     check_ipv6(ctx, params.storage_lnd, lustre)
+    check_client_ipv6(ctx, lustre)
     rates = check_rates(ctx, topo.torus is not None, topo.dragonfly is not None)
 
     if errors(ctx.diags) or clients is None:

@@ -239,7 +239,8 @@ def _numbered(ctx: Context, net: nodes.Net, members: list[str], rp: Path) -> lis
 
 
 def _from_ip(ctx: Context, net: nodes.Net, ip: str, count: int, rp: Path) -> list[str] | None:
-    """``nid: {ip: first}``: consecutive IP addresses, on an IP-based LND."""
+    """``nid: {ip: first}``: consecutive IP addresses, on an IP-based LND; IPv6 (written as
+    ``inet_ntop`` prints it) only on an LND whose NIDs Lustre parses as IPv6 (tcp, efa)."""
     if not net.ip_based:
         ctx.err(
             rp,
@@ -248,15 +249,31 @@ def _from_ip(ctx: Context, net: nodes.Net, ip: str, count: int, rp: Path) -> lis
             hint="use nid: number (the host name's trailing number) or a list",
         )
         return None
-    first = int(ipaddress.IPv4Address(ip))
-    if first + count - 1 > 0xFFFFFFFF:
+    cls: type[ipaddress.IPv4Address] | type[ipaddress.IPv6Address] = ipaddress.IPv4Address
+    if ":" in ip:
+        if net.lnd not in nodes.IPV6_LNDS:
+            ctx.err(
+                (*rp, "ip"),
+                "E-NID-IPV6",
+                f"{ip} is IPv6 but the clients are on {net}, whose NIDs Lustre parses as IPv4 only",
+                hint="use IPv4 addresses, or a tcp client net",
+            )
+            return None
+        cls = ipaddress.IPv6Address
+    try:
+        first = int(cls(ip))
+    except ValueError:
+        ctx.err((*rp, "ip"), "E-IP", f"{ip!r} is not an IPv6 address")
+        return None
+    last = (1 << (32 if cls is ipaddress.IPv4Address else 128)) - 1
+    if first + count - 1 > last:
         ctx.err(
             (*rp, "ip"),
             "E-NID-RULE",
-            f"{count} addresses from {ip} run past 255.255.255.255",
+            f"{count} addresses from {ip} run past {cls(last)}",
         )
         return None
-    return [str(ipaddress.IPv4Address(first + k)) for k in range(count)]
+    return [str(cls(first + k)) for k in range(count)]
 
 
 def _guid_range(ctx: Context, out: ClientGroups, g: dict[str, Any], p: Path, start: int) -> bool:

@@ -67,8 +67,9 @@ CODES: dict[str, str] = {
         "a dragonfly group or switch that does not exist, or a router without its dragonfly place"
     ),
     "E-DFLY-FULL": "a dragonfly switch holds more hosts than edge_ports",
-    "E-NID-IPV6": "an IPv6 storage address on a storage LND whose NIDs Lustre parses as IPv4 only",
-    "E-NID-IPV6-TARGET": "IPv6 storage addresses on hosts whose stated release is before 2.16",
+    "E-IP": "an address with colons that is no IPv6 address",
+    "E-NID-IPV6": "an IPv6 address on an LND whose NIDs Lustre parses as IPv4 only",
+    "E-NID-IPV6-TARGET": "IPv6 NIDs on hosts whose stated release is before 2.16",
     "E-RAIL-LEAF": "a Multi-Rail port (rails) on another leaf module than the host's storage port",
     "E-RAIL-IFACE": "a Multi-Rail port (rails) reuses an interface the host already has",
     "E-RAIL-ADDR": "a Multi-Rail port's address is of the other IP family than the host's",

@@ -54,7 +54,10 @@ _PATTERN_KINDS = {
         "is not a 64-bit GUID written as 0x followed by 16 hex digits "
         "(OpenSM reads an unprefixed GUID as octal)",
     ),
-    "^[0-9.]+@[a-z][a-z0-9]*$": ("E-NID", "is not a NID (address@net, e.g. 27@gni)"),
+    "^([0-9.]+|[0-9A-Fa-f:]+)@[a-z][a-z0-9]*$": (
+        "E-NID",
+        "is not a NID (address@net, e.g. 27@gni, 10.1.3.1@o2ib, fd00::3:1@tcp)",
+    ),
     "^[a-z][a-z0-9]*$": ("E-NET", "is not an LNet network name (e.g. o2ib1, gni, tcp)"),
     "^[1-9][0-9]{0,2}:[1-9][0-9]{0,2}$": (
         "E-SCHEMA",
