@@ -154,3 +154,23 @@ def test_without_udsp_nothing_changes(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert run(["generate", str(SITES / "demo.yaml"), "--out", str(out), "-q"]).exit_code == 0  # type: ignore[attr-defined]
     assert not any("udsp:" in f.read_text() for f in (out / "lnetctl").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("strategy", ["nearest-neighbor", "groups"])
+def test_ansible_role_writes_the_rules(tmp_path: Path, strategy: str) -> None:
+    """A host deployed with the Ansible role gets the same /etc/lnet.conf as lnetctl/, rules
+    included (the role once wrote the routes alone, and the next diff planned `udsp add`)."""
+    from test_ansible import role_render, vars_for
+
+    from lnetgen import nodes
+    from lnetgen.api import generate
+
+    gen = generate(str(demo_udsp(tmp_path)), strategy)
+    hv = vars_for(gen)
+    with_rules = 0
+    for f in gen.files:
+        if f.path.startswith("lnetctl/"):
+            host = nodes.expand(f.hosts)[0]
+            assert role_render(gen, "lnet.conf.j2", hv[host]) == f.content, f.path
+            with_rules += "\nudsp:\n" in f.content
+    assert with_rules

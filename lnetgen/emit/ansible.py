@@ -38,7 +38,7 @@ from typing import Any
 
 import yaml
 
-from lnetgen import nodes, routestr
+from lnetgen import nodes, routestr, udsp
 from lnetgen.diagnostics import Diagnostic, InputError
 from lnetgen.emit import modprobe
 from lnetgen.emit.base import Context, OutFile
@@ -262,9 +262,11 @@ def _vars(
     kroutes: str,
     routing: bool,
     with_module: bool,
+    rules: Sequence[udsp.Rule] = (),
 ) -> str:
     """One vars file; ``routes_text`` is the ``lustre_lnet_lnetctl_routes`` entries
-    (``_routes_text``) and ``kroutes`` the host's ``routes=`` string."""
+    (``_routes_text``), ``kroutes`` the host's ``routes=`` string and ``rules`` its UDSP router
+    rules (``lnetgen_udsp_rules``, which the role writes as lnetctl's ``udsp:`` block)."""
     tun = host_settings(ctx.site, role, [n for n, _, _ in nis], ctx.symmetric)
     head: dict[str, Any] = {
         "lnetgen_role": role,
@@ -277,6 +279,10 @@ def _vars(
         doc["lustre_lnet_routing_buffers"] = tun.buffers()
     if tun.globals():
         doc["lustre_lnet_lnetctl_globals"] = tun.globals()
+    if rules:
+        doc["lnetgen_udsp_rules"] = [
+            {"dst": r.dst, "rte": r.rte, "priority": r.priority} for r in rules
+        ]
     if with_module:
         doc["lustre_lnet_module_networks"] = _module_networks([(n, i) for n, i, _ in nis])
         statements = _module_routes(kroutes)
@@ -384,6 +390,7 @@ def emit(ctx: Context) -> Iterator[OutFile]:
     keys = [var_net(rs.net) for rs in sets]
     kernel = with_module and ctx.site.lustre.kernel_routes("client")
     kroutes = modprobe.class_routes(plan) if kernel else [""] * len(class_sets)
+    rules = [udsp.router_rules(rs.routes) if ctx.site.lustre.udsp else [] for rs in sets]
     for cc, idx, kr in zip(plan.client_classes, class_sets, kroutes, strict=True):
         text = _vars(
             ctx,
@@ -395,6 +402,7 @@ def emit(ctx: Context) -> Iterator[OutFile]:
             kr,
             False,
             with_module,
+            [r for i in idx for r in rules[i]],
         )
         yield OutFile(
             f"{_ROOT}/group_vars/{groups[cc.name]}/lnet.yml", text, FORMAT, cc.members, "client"
