@@ -37,7 +37,7 @@ from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.rates import Rates
 from lnetgen.throughput.fabric import FabricRoutes
-from lnetgen.throughput.share import Problem, Torus, completion, max_min
+from lnetgen.throughput.share import FULL, Problem, Torus, completion, max_min
 from lnetgen.throughput.workload import Ranks, WorkloadSpec, build_ranks
 from lnetgen.traffic import IntArray, PlanIndex, index_plan
 from lnetgen.traffic.routes import failed_mask, resolve_failures, shares
@@ -456,7 +456,11 @@ def _bottleneck(
     by = int(frozen_by[slow])
     if by == -2 and link_load is not None and p.torus is not None:
         util = link_load / p.torus.cap
-        where = np.unravel_index(int(np.argmax(util)), util.shape)
+        # of the links at the top utilisation, the first: saturated links tie up to float
+        # noise, which must not pick the one named
+        top = float(util.max())
+        first = int(np.argmax(util >= top * (1 - FULL)))
+        where = np.unravel_index(first, util.shape)
         from lnetgen.topology import DIRECTIONS
 
         name = f"({where[0]},{where[1]},{where[2]}){DIRECTIONS[int(where[3])]}"

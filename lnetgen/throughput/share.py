@@ -23,6 +23,7 @@ fraction) and returns the finishing time of every rank.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,6 +33,9 @@ from lnetgen.traffic.settings import BoolArray, FloatArray, IntArray
 
 #: Two capacities within this fraction of full count as full (float noise of the sums).
 FULL = 1e-9
+#: The torus paths are laid out as a sparse link x pair matrix when they hold at most this many
+#: (link, pair) entries (8 bytes + 4 bytes each); above, every load is laid out from the runs.
+MAX_INCIDENCE = 4_000_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,16 +91,53 @@ class Torus:
             topology.flow_hops(ps, pd, dims) if len(ps) else np.zeros(0, dtype=np.int64),
         )
 
+    @cached_property
+    def incidence(self) -> sp.csr_matrix | None:
+        """The distinct pairs' paths as a (directed link x pair) 0/1 matrix, so that a load is
+        one sparse product instead of a pass over the whole torus per axis and direction (the
+        max-min loop lays loads out dozens of times per round); None when it would hold more
+        than :data:`MAX_INCIDENCE` entries (bounded memory: the runs do it then)."""
+        total = sum(int(np.sum(_run_lengths(g))) for g in self.runs.segments)
+        if total > MAX_INCIDENCE:
+            return None
+        rows: list[IntArray] = []
+        cols: list[IntArray] = []
+        for g in self.runs.segments:
+            h = _run_lengths(g)
+            n = self.dims[g.axis]
+            start = np.repeat(np.cumsum(h) - h, h)
+            step = np.arange(int(h.sum()), dtype=np.int64) - start  # 0 .. h-1 in each run
+            at = [np.repeat(c, h) for c in g.lo_at]
+            at[g.axis] = (at[g.axis] + step) % n
+            link = np.ravel_multi_index((at[0], at[1], at[2]), self.dims) * 6 + g.direction
+            rows.append(link.astype(np.int64))
+            cols.append(np.repeat(g.sel, h))
+        nlinks = self.dims[0] * self.dims[1] * self.dims[2] * 6
+        r = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+        c = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
+        m = sp.csr_matrix(
+            (np.ones(len(r)), (r, c)), shape=(nlinks, self.runs.nflows), dtype=np.float64
+        )
+        m.sum_duplicates()
+        return m
+
     def loads(self, rate: FloatArray) -> FloatArray:
         """Per link, what ranks at ``rate`` put on it."""
         per_pair = np.bincount(
             self.pair, weights=self.w * rate[self.rank], minlength=self.runs.nflows
         ).astype(np.float64)
-        return topology.runs_loads(self.runs, per_pair)
+        m = self.incidence
+        if m is None:
+            return topology.runs_loads(self.runs, per_pair)
+        return np.asarray(m @ per_pair, dtype=np.float64).reshape((*self.dims, 6))
 
     def ranks_on(self, links: FloatArray, nranks: int) -> BoolArray:
         """Per rank: whether one of its paths crosses a link where ``links`` > 0."""
-        hit = topology.runs_sums(self.runs, links) > 0
+        m = self.incidence
+        if m is None:
+            hit = topology.runs_sums(self.runs, links) > 0
+        else:
+            hit = np.asarray(m.T @ links.reshape(-1)).reshape(-1) > 0
         out = np.zeros(nranks, dtype=bool)
         out[self.rank[hit[self.pair]]] = True
         return out
@@ -115,6 +156,15 @@ class Problem:
     use: sp.csr_matrix
     cap: FloatArray
     torus: Torus | None = None
+
+    @cached_property
+    def by_rank(self) -> tuple[IntArray, IntArray]:
+        """The resources each rank crosses: (rank, resource) of every entry of ``use``, by rank
+        and then resource, for finding each rank's first full resource quickly."""
+        t = self.use.T.tocsr()
+        t.sort_indices()
+        rows = np.repeat(np.arange(self.nranks, dtype=np.int64), np.diff(t.indptr))
+        return rows, t.indices.astype(np.int64)
 
     @property
     def served(self) -> BoolArray:
@@ -137,6 +187,13 @@ class Shares:
     link_load: FloatArray | None
 
 
+def _run_lengths(g: topology.Segment) -> IntArray:
+    """The number of links of each run of a segment (along its axis, doubled ring)."""
+    n2 = g.shape[g.axis]
+    stride = int(np.prod(g.shape[g.axis + 1 :], dtype=np.int64))
+    return np.asarray((g.hi // stride) % n2 - (g.lo // stride) % n2, dtype=np.int64)
+
+
 def max_min(p: Problem, alive: BoolArray | None = None, weight: FloatArray | None = None) -> Shares:
     """Max-min fair rates of the ranks in ``alive`` (all by default; the others get 0).  A
     rank no known capacity limits gets ``inf``.  ``weight`` makes it weighted: unfrozen rank
@@ -148,7 +205,7 @@ def max_min(p: Problem, alive: BoolArray | None = None, weight: FloatArray | Non
     load = np.zeros(len(p.cap))
     tor = p.torus
     link = np.zeros((*tor.dims, 6)) if tor is not None else None
-    use_t = p.use.T.tocsr()
+    entry_rank, entry_res = p.by_rank
     active = live.copy()
     while active.any():
         grow = np.asarray(active * (weight if weight is not None else 1.0), dtype=np.float64)
@@ -174,14 +231,12 @@ def max_min(p: Problem, alive: BoolArray | None = None, weight: FloatArray | Non
         load += step * d_load
         full = (d_load > 0) & (load >= p.cap * (1 - FULL))
         full |= room <= tight
-        # per rank: the first full resource it crosses (use^T restricted to full columns)
-        by_res = use_t[:, np.nonzero(full)[0]]
-        hit = np.asarray(by_res.getnnz(axis=1) > 0).reshape(-1)
+        # per rank: the first (lowest-numbered) full resource it crosses
+        on_full = np.nonzero(full[entry_res])[0]
         first = np.full(n, -1, dtype=np.int64)
-        if hit.any():
-            idx = np.nonzero(full)[0]
-            coo = by_res.tocoo()
-            first[coo.row[::-1]] = idx[coo.col[::-1]]
+        ranks, at = np.unique(entry_rank[on_full], return_index=True)
+        first[ranks] = entry_res[on_full[at]]
+        hit = first >= 0
         if tor is not None and d_link is not None and link is not None:
             link += step * d_link
             lfull = (d_link > 0) & (link >= tor.cap * (1 - FULL))
