@@ -370,3 +370,18 @@ def test_an_acknowledged_warning_is_listed_by_validate_only(tmp_path: Path) -> N
     assert r.exit_code == 0 and "W-IO-SAME-PORT" not in r.output
     plain = runner.invoke(main, ["solve", str(ROOT / "sites" / "wolf.yaml")])
     assert "warning[W-IO-SAME-PORT]" in plain.output  # without the entry it is repeated
+
+
+def test_routers_sharing_a_lone_tor_are_not_warned_about(tmp_path: Path) -> None:
+    """W-ROUTERS-PER-LEAF is about spines: a compute TOR without uplinks has none (the
+    multirail case's two routers share one); the same TOR cabled to a core is warned about."""
+    src = CASES / "valid" / "multirail" / "site.yaml"
+    site, diags = check(str(src))
+    assert site is not None and "W-ROUTERS-PER-LEAF" not in {d.code for d in diags}
+    text = src.read_text()
+    old = "{name: comp-tor1, kind: tor, ports: 36, uplinks: 0,"
+    assert old in text
+    path = tmp_path / "site.yaml"
+    path.write_text(text.replace(old, "{name: comp-tor1, kind: tor, ports: 36, uplinks: 4,"))
+    _site, diags = check(str(path))
+    assert "W-ROUTERS-PER-LEAF" in {d.code for d in diags}

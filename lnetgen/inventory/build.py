@@ -69,7 +69,7 @@ def build_site(ctx: Context) -> Site | None:
     storage_fabrics = server_nets(ctx, fabrics.fabrics, cnets, params, fss, servers)
     if not ctx.incomplete:
         check_storage_leaves(ctx, servers, routers.modules)
-    check_compute_leaves(ctx, routers.routers)
+    check_compute_leaves(ctx, routers.routers, fabrics.switches)
 
     o2ib = params.storage_lnd == "o2ib" or any(n.net.lnd == "o2ib" for n in cnets.nets)
     tunables = check_tunables(ctx, o2ib)

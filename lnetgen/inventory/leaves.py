@@ -8,11 +8,12 @@ W-ROUTERS-PER-LEAF.  Adds nothing to the model.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 
 from lnetgen import nodes
 from lnetgen.inventory.context import Context
 from lnetgen.inventory.fabrics import module_label
-from lnetgen.model import Router, Server
+from lnetgen.model import Router, Server, Switch
 
 
 def check_storage_leaves(
@@ -60,15 +61,20 @@ def check_storage_leaves(
         )
 
 
-def check_compute_leaves(ctx: Context, routers: list[tuple[int, Router]]) -> None:
-    # more than one router (IO node) per compute-fabric leaf: OpenSM ftree concentrates
-    # their traffic on one spine (LANL's lesson)
+def check_compute_leaves(
+    ctx: Context, routers: list[tuple[int, Router]], switches: Mapping[str, Switch]
+) -> None:
+    """More than one router (IO node) per compute-fabric leaf: OpenSM ftree concentrates their
+    traffic on one spine (LANL's lesson).  A top-of-rack switch without uplinks has no spine
+    to concentrate on: routers sharing it are not warned about."""
     per_leaf: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
     for i, r in routers:
         if r.client_attach is not None:
             per_leaf[r.client_attach.module].append((i, r.name))
     for module, rs in sorted(per_leaf.items()):
-        if len(rs) > 1:
+        sw = switches.get(module[0])
+        lone_tor = sw is not None and sw.kind == "tor" and all(lf.uplinks == 0 for lf in sw.leaves)
+        if len(rs) > 1 and not lone_tor:
             ctx.warn(
                 ("routers", rs[1][0], "client", "attach"),
                 "W-ROUTERS-PER-LEAF",
