@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from lnetgen import routestr
 from lnetgen.api import Generated, generate, write_output
 from lnetgen.cli import main
+from lnetgen.diagnostics import InputError
 from lnetgen.diff import diff, plan_changes
 from lnetgen.emit.opensm import fabric_guids
 from lnetgen.fabric.cabling import fabric_hosts, fabric_of, layout
@@ -63,6 +64,18 @@ def test_inventory_reads_rails() -> None:
     assert [(x.ip, x.interface, x.attach.port) for x in rtr1.rails] == [("10.2.0.101", "ib2", 11)]
     assert site.server("oss1").rails[0].guid == "0x0002c90300b00101"
     assert site.server("mds1").rails == ()
+
+
+def test_a_rail_on_the_client_interface_is_refused(tmp_path: Path) -> None:
+    text = MINI.read_text()
+    old = "{ip: 10.2.0.101, interface: ib2,"
+    assert old in text
+    path = tmp_path / "site.yaml"
+    path.write_text(text.replace(old, "{ip: 10.2.0.101, interface: ib0,"))
+    with pytest.raises(InputError) as exc:
+        load_site(str(path))
+    [d] = [d for d in exc.value.diagnostics if d.code == "E-RAIL-IFACE"]
+    assert "already used by its client port" in d.message and d.path.endswith("interface")
 
 
 def test_plan_lists_every_ni_and_routes_name_the_first() -> None:
@@ -238,7 +251,7 @@ def _live_copy(tree: Path, tmp_path: Path, host: str, old: str, new: str) -> Pat
         shutil.copy(f, live / f.name)
     text = (live / f"{host}.yaml").read_text()
     assert old in text, old
-    (live / f"{host}.yaml").write_text(text.replace(old, new))
+    (live / f"{host}.yaml").write_text(text.replace(old, new, 1))  # the first net's block
     return live
 
 
@@ -271,6 +284,28 @@ def test_diff_finds_a_missing_rail(tree: Path, tmp_path: Path) -> None:
         "rtr1",
         ("lnetctl net add --net o2ib1 --if ib2",),
         "",
+    )
+
+
+def test_diff_finds_a_rail_whose_nid_differs(tree: Path, tmp_path: Path) -> None:
+    """An export prints every NI's NID: a rail whose address is not the inventory's is a NID
+    finding, like the first port's (mkfs and mount strings name it)."""
+    site, plan = mini()
+    ni = "        - interfaces:\n              0: ib1\n"
+    live = _live_copy(
+        tree,
+        tmp_path,
+        "oss1",
+        "local NI(s):\n        - interfaces:\n              0: ib0\n" + ni,
+        "local NI(s):\n        - nid: 10.2.1.1@o2ib1\n          interfaces:\n"
+        "              0: ib0\n        - nid: 10.2.1.111@o2ib1\n          interfaces:\n"
+        "              0: ib1\n",
+    )
+    res = diff(plan, read_live(str(live)), site)
+    [group] = res.groups
+    assert group.hosts == "oss1"
+    assert group.diff.nids == (
+        ("o2ib1", ("10.2.1.1@o2ib1", "10.2.1.111@o2ib1"), "10.2.1.101@o2ib1"),
     )
 
 

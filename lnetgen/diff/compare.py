@@ -98,9 +98,9 @@ def _nets(exp: Expected, live: NetTable) -> _NetDiff:
         if have and want and set(have) != set(want):
             change_nets.append((net, have, want))
         shown = live.nids.get(net)
-        nid = exp.nids.get(net)
-        if shown and nid and nid not in shown:
-            nids.append((net, shown, nid))
+        for nid in (exp.nids.get(net), *exp.rail_nids.get(net, ())):
+            if shown and nid and nid not in shown:
+                nids.append((net, shown, nid))
     for net in sorted(lnets, key=_net_key):
         if net not in exp.nets:
             remove_nets.append((net, lnets[net]))

@@ -11,7 +11,7 @@ from lnetgen import nodes
 from lnetgen.diff.result import CLIENT, ROUTER, SERVER
 from lnetgen.live import RouteKey
 from lnetgen.model import Site
-from lnetgen.plan import Plan, Route
+from lnetgen.plan import Interface, Plan, Route
 from lnetgen.tunables import host_settings, symmetric
 from lnetgen.udsp import Rule, router_rules
 
@@ -29,6 +29,8 @@ class Expected:
     tunables: Mapping[str, int] = field(default_factory=dict)
     #: the UDSP router rules generate writes (clients, with ``lustre: {udsp: true}``)
     udsp: tuple[Rule, ...] = ()
+    #: per net, the NIDs of the host's Multi-Rail ports (``nids`` holds its first NID)
+    rail_nids: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def expected_states(plan: Plan, site: Site | None = None) -> dict[str, Expected]:
@@ -74,6 +76,7 @@ def expected_states(plan: Plan, site: Site | None = None) -> dict[str, Expected]
             True,
             {n: r.nid_on(n) or "" for n in r.networks},
             tun(ROUTER, nets_r),
+            rail_nids=_rail_nids(r.interfaces, {n: r.nid_on(n) or "" for n in r.networks}),
         )
     by_routes: dict[int, Mapping[RouteKey, tuple[int, int]]] = {}
     for sr in plan.server_routes:
@@ -92,8 +95,18 @@ def expected_states(plan: Plan, site: Site | None = None) -> dict[str, Expected]
             False,
             dict(zip(s.networks, s.nids, strict=True)),
             tun(SERVER, s.networks),
+            rail_nids=_rail_nids(s.interfaces, dict(zip(s.networks, s.nids, strict=True))),
         )
     return out
+
+
+def _rail_nids(nis: Iterable[Interface], first: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """Per net, the NIDs of ``nis`` other than the net's first (the Multi-Rail ports)."""
+    out: dict[str, list[str]] = {}
+    for i in nis:
+        if i.nid != first.get(i.net):
+            out.setdefault(i.net, []).append(i.nid)
+    return {n: tuple(v) for n, v in out.items()}
 
 
 def _route_map(routes: Iterable[Route]) -> dict[RouteKey, tuple[int, int]]:

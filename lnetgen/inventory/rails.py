@@ -2,10 +2,12 @@
 
 Reads ``routers[].rails[]`` and ``servers[].rails[]`` (``ip``, ``interface``, ``guid``,
 ``attach``).  Reports E-RAIL-LEAF (a rail cabled to another leaf module than the host's storage
-port), E-RAIL-IFACE (an interface the host already uses on the storage side) and E-RAIL-ADDR (an
+port), E-RAIL-IFACE (an interface the host already uses: its storage port's, another rail's, a
+router's client port's) and E-RAIL-ADDR (an
 address of the other IP family than the host's storage address: both NIDs must be on one net);
 the attachment codes through ``Fabrics.attach``; claims each rail's address, GUID and port for
-the site-wide duplicate checks.
+the site-wide duplicate checks.  A router's client interface counts as one it already uses: a rail
+is a port of its own, not the client port carrying a storage net too.
 
 Decision: a rail must sit on the same leaf module as the host's first storage port.  lnetgen
 puts a router in the storage net of its leaf's servers, and a server's clients reach it through
@@ -39,6 +41,9 @@ def check_rails(
     rails: list[Rail] = []
     ok = True
     seen = {iface0: "its storage port"}
+    client = spec.get("client")
+    if isinstance(client, dict) and client.get("interface"):
+        seen.setdefault(str(client["interface"]), "its client port")
     for k, r in enumerate(spec.get("rails", ())):
         rp: Path = (*p, "rails", k)
         ip = canonical_ip(ctx, r["ip"], (*rp, "ip"))
