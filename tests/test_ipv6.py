@@ -169,6 +169,11 @@ def test_client_nids_by_rule_and_list_are_canonical() -> None:
             'lustre: {version: "2.16.1", client: "2.15.6"}',
             "E-NID-IPV6-TARGET",
         ),
+        (  # the servers answer the clients' IPv6 NIDs: they need large NIDs too
+            'lustre: {version: "2.16.1"}',
+            'lustre: {version: "2.16.1", server: "2.15.6"}',
+            "E-NID-IPV6-TARGET",
+        ),
     ],
 )
 def test_client_ipv6_problems(tmp_path: Path, old: str, new: str, code: str) -> None:

@@ -5,7 +5,10 @@ The schema admits both forms; here an IPv6 address is checked exactly (E-IP) and
 canonically (``fd00::1``, as ``inet_ntop`` prints it, so two spellings of one address are one
 address), and refused on an LND whose NIDs lustre-release parses as IPv4 only (E-NID-IPV6:
 ``lib/libcfs/nidstrings.c`` gives the large-address parser to ``tcp`` and ``efa`` alone) or on
-hosts whose stated release is older than 2.16 (E-NID-IPV6-TARGET).  The kernel's ``routes=``
+a site where any role's stated release is older than 2.16 (E-NID-IPV6-TARGET): an IPv6 NID on
+one side reaches every host of the path (a client's requests carry the servers' NIDs, a server
+answers the clients'), so clients, routers and servers all need large NIDs.  Client NIDs are
+checked the same way (:func:`check_client_ipv6`).  The kernel's ``routes=``
 grammar cannot carry an IPv6 gateway (``:`` separates the priority), so ``generate`` writes no
 modprobe routes for such a site (``lnetgen.emit.modprobe``).
 """
@@ -17,7 +20,7 @@ from typing import Any
 
 from lnetgen.inventory.context import Context
 from lnetgen.nodes import IPV6_LNDS
-from lnetgen.target import Targets, show
+from lnetgen.target import ROLES, Targets, show
 from lnetgen.yamlsrc import Path
 
 #: Large NIDs (IPv6 addresses) arrived in this release.
@@ -57,7 +60,8 @@ def check_ipv6(ctx: Context, storage_lnd: str, lustre: Targets) -> None:
                 hint="use IPv4 addresses, or strategy.storage_lnd: tcp",
             )
         return
-    old = [(role, v) for role in ("router", "server") if (v := lustre.of(role)) and v < IPV6_SINCE]
+    # every host on the path handles the NIDs: a client's requests carry the servers' NIDs
+    old = [(role, v) for role in ROLES if (v := lustre.of(role)) and v < IPV6_SINCE]
     for role, v in old:
         ctx.err(
             v6[0][0],
@@ -68,8 +72,9 @@ def check_ipv6(ctx: Context, storage_lnd: str, lustre: Targets) -> None:
 
 def check_client_ipv6(ctx: Context, lustre: Targets) -> None:
     """E-NID-IPV6-TARGET for IPv6 client NIDs (a client group's ``nid``, a router's
-    ``client.nid``) on clients or routers whose stated release is before 2.16.  Whether the
-    client net's LND can carry them is checked where each NID is read (E-NID, E-NID-IPV6)."""
+    ``client.nid``) on a site whose clients, routers or servers run a release before 2.16.
+    Whether the client net's LND can carry them is checked where each NID is read (E-NID,
+    E-NID-IPV6)."""
     where: list[Path] = []
     for i, g in ctx.items("clients"):
         rule = g.get("nid")
@@ -84,7 +89,8 @@ def check_client_ipv6(ctx: Context, lustre: Targets) -> None:
             where.append(("routers", i, "client", "nid"))
     if not where:
         return
-    for role in ("client", "router"):
+    # the servers answer the clients' NIDs, which the routers carry
+    for role in ROLES:
         v = lustre.of(role)
         if v is not None and v < IPV6_SINCE:
             ctx.err(
