@@ -231,3 +231,17 @@ def test_diff_reads_a_client_export_with_an_ipv6_nid(tmp_path: Path) -> None:
     # NID the inventory does not give it
     assert "1 equal, 1 differ" in r.output, r.output
     assert "! nid on tcp: live fd00:10::99@tcp, inventory fd00:10::12@tcp" in r.output
+
+
+def test_ipv6_gateways_do_not_stop_modprobe_where_no_routes_are_written(tmp_path: Path) -> None:
+    """On 2.19.53 and later no role gets routes=, so the IPv6 gateways never reach a modprobe
+    file: each host still gets networks= and its tunables (the whole format was skipped)."""
+    site = v6_clients(tmp_path, 'lustre: {version: "2.16.1"}', 'lustre: {version: "2.20.0"}')
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["generate", str(site), "--out", str(out)])
+    assert r.exit_code == 0 and "W-MODPROBE-SKIPPED" not in r.output, r.output
+    text = (out / "modprobe" / "clients-tcp.conf").read_text()
+    assert 'networks="tcp(eth0)"' in text and "routes=" not in text
+    assert "routes=" not in (out / "modprobe" / "home-oss1.conf").read_text()
+    r = CliRunner().invoke(main, ["verify", str(out)])
+    assert r.exit_code == 0 and "proved (0 error(s), 0 warning(s))" in r.output, r.output

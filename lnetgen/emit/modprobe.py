@@ -63,20 +63,22 @@ _JOIN_MAX = routestr.TEXTBUF_BUDGET // 2
 def too_long(ctx: Context) -> str | None:
     """Why the modprobe files cannot be written for this site (an IPv6 gateway, a ``routes=``
     or ``networks=`` over the module parameter limit), or None."""
-    v6 = ipv6_gateway(ctx.plan)
+    v6 = ipv6_gateway(ctx.plan, ctx.site.lustre)
     if v6:
         return v6
     problems = _too_long(_items(ctx.plan, ctx.site.lustre))
     return _message(problems) if problems else None
 
 
-def ipv6_gateway(plan: Plan) -> str | None:
+def ipv6_gateway(plan: Plan, lustre: Targets) -> str | None:
     """Why no ``routes=`` can be written: a gateway with an IPv6 address, which the kernel's
-    grammar cannot carry (``:`` separates a gateway's priority), or None."""
-    for routes in [
-        *(cc.routes for cc in plan.client_classes),
-        *(s.routes for s in plan.server_routes),
-    ]:
+    grammar cannot carry (``:`` separates a gateway's priority), or None.  Only the routes of a
+    role whose release still parses ``routes=`` count: the others get ``networks=`` and tunables
+    alone, which carry no gateway."""
+    tables = [cc.routes for cc in plan.client_classes] if lustre.kernel_routes("client") else []
+    if lustre.kernel_routes("server"):
+        tables += [s.routes for s in plan.server_routes]
+    for routes in tables:
         for r in routes:
             if ":" in r.gateway.rpartition("@")[0]:
                 return (
@@ -90,15 +92,20 @@ def ipv6_gateway(plan: Plan) -> str | None:
 def _items(plan: Plan, lustre: Targets) -> list[tuple[str, str, str, str, str, str]]:
     """name, role, hosts, networks=, routes=, forwarding= of every file; ``routes=`` and
     ``forwarding=`` empty (not written) for a role whose release no longer parses them."""
-    items = _all_items(plan)
+    items = _all_items(plan, lustre)
     return [
         it if lustre.kernel_routes(it[1]) else (it[0], it[1], it[2], it[3], "", "") for it in items
     ]
 
 
-def _all_items(plan: Plan) -> list[tuple[str, str, str, str, str, str]]:
+def _all_items(plan: Plan, lustre: Targets) -> list[tuple[str, str, str, str, str, str]]:
+    """Every file's fields; ``routes=`` is formatted only for a role that still parses it (the
+    others' routes may hold gateways its grammar cannot carry, e.g. IPv6)."""
     items: list[tuple[str, str, str, str, str, str]] = []
-    for cc, kroutes in zip(plan.client_classes, class_routes(plan), strict=True):
+    n = len(plan.client_classes)
+    kclass = class_routes(plan) if lustre.kernel_routes("client") else [""] * n
+    kserver = lustre.kernel_routes("server")
+    for cc, kroutes in zip(plan.client_classes, kclass, strict=True):
         items.append(
             (
                 cc.name,
@@ -128,7 +135,7 @@ def _all_items(plan: Plan) -> list[tuple[str, str, str, str, str, str]]:
                 "server",
                 s.name,
                 routestr.format_networks([(i.net, i.interface) for i in s.interfaces]),
-                _kroutes(server_routes.get(s.name, ())),
+                _kroutes(server_routes.get(s.name, ())) if kserver else "",
                 "disabled",
             )
         )
@@ -157,7 +164,7 @@ def _message(too_long: list[tuple[str, str, str, int]]) -> str:
 
 
 def emit(ctx: Context) -> Iterator[OutFile]:
-    v6 = ipv6_gateway(ctx.plan)
+    v6 = ipv6_gateway(ctx.plan, ctx.site.lustre)
     if v6:
         code = "E-MODPROBE-IPV6" if ctx.explicit else "W-MODPROBE-SKIPPED"
         diag = Diagnostic(
