@@ -118,6 +118,11 @@ class Router:
     #: further storage-side ports (Multi-Rail), each an NI on every storage net of the router
     rails: tuple[Rail, ...] = ()
 
+    @property
+    def storage_ports(self) -> tuple[Rail, ...]:
+        """Every storage-side port: the first (``storage``, ``attach``), then the rails."""
+        return (Rail(self.storage_ip, self.storage_interface, self.guid, self.attach), *self.rails)
+
 
 @dataclass(frozen=True)
 class Server:
@@ -134,6 +139,11 @@ class Server:
     fabric: str = ""  # the storage fabric the server is cabled to
     #: further storage-fabric ports (Multi-Rail), each an NI on every net of the server
     rails: tuple[Rail, ...] = ()
+
+    @property
+    def ports(self) -> tuple[Rail, ...]:
+        """Every port on the storage fabric: the first (``ip``, ``attach``), then the rails."""
+        return (Rail(self.ip, self.interface, self.guid, self.attach), *self.rails)
 
 
 @dataclass(frozen=True)

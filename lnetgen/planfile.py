@@ -82,10 +82,10 @@ def plan_changes(plan: Plan, site: Site) -> list[str]:
     addrs = {r.name: {i.nid.rpartition("@")[0] for i in r.interfaces} for r in plan.routers}
     addrs.update({s.name: {i.nid.rpartition("@")[0] for i in s.interfaces} for s in plan.servers})
     now = {
-        r.name: {r.client_nid.rpartition("@")[0], r.storage_ip, *(x.ip for x in r.rails)}
+        r.name: {r.client_nid.rpartition("@")[0], *(x.ip for x in r.storage_ports)}
         for r in site.routers
     }
-    now.update({s.name: {s.ip, *(x.ip for x in s.rails)} for s in site.servers})
+    now.update({s.name: {x.ip for x in s.ports} for s in site.servers})
     moved = sorted(h for h in now if h in addrs and addrs[h] != now[h])
     if moved:
         out.append(f"NID addresses changed: {nodes.fold(moved)}")

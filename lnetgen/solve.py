@@ -19,7 +19,7 @@ import numpy as np
 from lnetgen import __version__, nodes
 from lnetgen.diagnostics import Diagnostic
 from lnetgen.guarantees import check_guarantees
-from lnetgen.model import Rail, Router, Site
+from lnetgen.model import Router, Site
 from lnetgen.plan import (
     CLIENT,
     SERVER,
@@ -156,9 +156,9 @@ def solve(site: Site, strategy: str | None = None, keep: Mapping[str, str] | Non
             (
                 Interface(str(r.client_net), r.client_nid, r.client_interface),
                 *(
-                    Interface(n, f"{ip}@{n}", iface)
+                    Interface(n, f"{x.ip}@{n}", x.interface)
                     for n in sorted(rnets[r.name], key=_net_key)
-                    for ip, iface in _ports(r.storage_ip, r.storage_interface, r.rails)
+                    for x in r.storage_ports
                 ),
             ),
         )
@@ -460,8 +460,3 @@ def _unique(items: object) -> list[str]:
 
 
 __all__ = ["Router", "SolveError", "solve", "strategy_names"]
-
-
-def _ports(ip: str, interface: str, rails: tuple[Rail, ...]) -> list[tuple[str, str]]:
-    """(address, interface) of a host's storage port, then of each rail (Multi-Rail)."""
-    return [(ip, interface), *((r.ip, r.interface) for r in rails)]

@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from lnetgen.plan import Route
+from lnetgen.plan import Plan, Route
 
 #: The priority every rule carries (see the module docstring: the import refuses 0).
 RULE_PRIORITY = 1
@@ -115,6 +115,15 @@ def router_rules(routes: Sequence[Route]) -> list[Rule]:
     return rules
 
 
+def class_rules(plan: Plan, on: bool) -> list[list[Rule]]:
+    """Each client class's rules (``client_classes`` order; none when ``on`` is False), made
+    once per route set (``Plan.route_sets``) and shared: what the lnetctl files and the Ansible
+    role write alike."""
+    sets, class_sets = plan.route_sets
+    per_set = [router_rules(rs.routes) if on else [] for rs in sets]
+    return [[r for i in idx for r in per_set[i]] for idx in class_sets]
+
+
 def yaml_block(rules: Sequence[Rule]) -> str:
     """The ``udsp:`` block as ``lnetctl export`` prints it ('' without rules)."""
     if not rules:
@@ -166,6 +175,7 @@ def preferred(rules: Sequence[Rule], net: str, gateway: str) -> bool:
 __all__ = [
     "RULE_PRIORITY",
     "Rule",
+    "class_rules",
     "matches",
     "preferred",
     "router_rules",

@@ -66,17 +66,9 @@ def expected_states(plan: Plan, site: Site | None = None) -> dict[str, Expected]
                 Expected(CLIENT, nets, routes, False, {cc.net: nid}, ct, rules) if nid else shared
             )
     for r in plan.routers:
-        nets_r: dict[str, set[str]] = {}
-        for i in r.interfaces:
-            nets_r.setdefault(i.net, set()).add(i.interface)
+        host_nets, first, rails = _nis(r.interfaces)
         out[r.name] = Expected(
-            ROUTER,
-            {n: tuple(sorted(v)) for n, v in nets_r.items()},
-            {},
-            True,
-            {n: r.nid_on(n) or "" for n in r.networks},
-            tun(ROUTER, nets_r),
-            rail_nids=_rail_nids(r.interfaces, {n: r.nid_on(n) or "" for n in r.networks}),
+            ROUTER, host_nets, {}, True, first, tun(ROUTER, host_nets), rail_nids=rails
         )
     by_routes: dict[int, Mapping[RouteKey, tuple[int, int]]] = {}
     for sr in plan.server_routes:
@@ -85,28 +77,34 @@ def expected_states(plan: Plan, site: Site | None = None) -> dict[str, Expected]
         name: by_routes[id(sr)] for sr in plan.server_routes for name in nodes.expand(sr.servers)
     }
     for s in plan.servers:
-        nets_s: dict[str, set[str]] = {}
-        for i in s.interfaces:
-            nets_s.setdefault(i.net, set()).add(i.interface)
+        host_nets, first, rails = _nis(s.interfaces)
         out[s.name] = Expected(
             SERVER,
-            {n: tuple(sorted(v)) for n, v in nets_s.items()},
+            host_nets,
             server_routes.get(s.name, {}),
             False,
-            dict(zip(s.networks, s.nids, strict=True)),
-            tun(SERVER, s.networks),
-            rail_nids=_rail_nids(s.interfaces, dict(zip(s.networks, s.nids, strict=True))),
+            first,
+            tun(SERVER, host_nets),
+            rail_nids=rails,
         )
     return out
 
 
-def _rail_nids(nis: Iterable[Interface], first: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
-    """Per net, the NIDs of ``nis`` other than the net's first (the Multi-Rail ports)."""
-    out: dict[str, list[str]] = {}
+def _nis(
+    nis: Iterable[Interface],
+) -> tuple[dict[str, tuple[str, ...]], dict[str, str], dict[str, tuple[str, ...]]]:
+    """A router's or server's NIs (grouped by net, first port first) as its expected nets
+    (net -> sorted interfaces), first NID per net, and the NIDs of its Multi-Rail ports."""
+    ifaces: dict[str, set[str]] = {}
+    nids: dict[str, list[str]] = {}
     for i in nis:
-        if i.nid != first.get(i.net):
-            out.setdefault(i.net, []).append(i.nid)
-    return {n: tuple(v) for n, v in out.items()}
+        ifaces.setdefault(i.net, set()).add(i.interface)
+        nids.setdefault(i.net, []).append(i.nid)
+    return (
+        {n: tuple(sorted(v)) for n, v in ifaces.items()},
+        {n: v[0] for n, v in nids.items()},
+        {n: tuple(v[1:]) for n, v in nids.items() if len(v) > 1},
+    )
 
 
 def _route_map(routes: Iterable[Route]) -> dict[RouteKey, tuple[int, int]]:

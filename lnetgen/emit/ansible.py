@@ -390,8 +390,8 @@ def emit(ctx: Context) -> Iterator[OutFile]:
     keys = [var_net(rs.net) for rs in sets]
     kernel = with_module and ctx.site.lustre.kernel_routes("client")
     kroutes = modprobe.class_routes(plan) if kernel else [""] * len(class_sets)
-    rules = [udsp.router_rules(rs.routes) if ctx.site.lustre.udsp else [] for rs in sets]
-    for cc, idx, kr in zip(plan.client_classes, class_sets, kroutes, strict=True):
+    rules = udsp.class_rules(plan, ctx.site.lustre.udsp)
+    for cc, idx, kr, cls_rules in zip(plan.client_classes, class_sets, kroutes, rules, strict=True):
         text = _vars(
             ctx,
             f"client class {cc.name}",
@@ -402,7 +402,7 @@ def emit(ctx: Context) -> Iterator[OutFile]:
             kr,
             False,
             with_module,
-            [r for i in idx for r in rules[i]],
+            cls_rules,
         )
         yield OutFile(
             f"{_ROOT}/group_vars/{groups[cc.name]}/lnet.yml", text, FORMAT, cc.members, "client"

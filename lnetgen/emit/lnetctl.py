@@ -76,8 +76,8 @@ def emit(ctx: Context) -> Iterator[OutFile]:
     plan = ctx.plan
     sets, class_sets = plan.route_sets
     texts = [route_entries(rs.routes) for rs in sets]
-    rules = [udsp.router_rules(rs.routes) if ctx.site.lustre.udsp else [] for rs in sets]
-    for cc, idx in zip(plan.client_classes, class_sets, strict=True):
+    rules = udsp.class_rules(plan, ctx.site.lustre.udsp)
+    for cc, idx, cls_rules in zip(plan.client_classes, class_sets, rules, strict=True):
         yield _file(
             ctx,
             cc.name,
@@ -86,7 +86,7 @@ def emit(ctx: Context) -> Iterator[OutFile]:
             [(cc.net, cc.interface)],
             "".join(texts[i] for i in idx),
             False,
-            udsp.yaml_block([r for i in idx for r in rules[i]]),
+            udsp.yaml_block(cls_rules),
         )
     for r in plan.routers:
         yield (

@@ -91,20 +91,12 @@ def ipv6_gateway(plan: Plan, lustre: Targets) -> str | None:
 
 def _items(plan: Plan, lustre: Targets) -> list[tuple[str, str, str, str, str, str]]:
     """name, role, hosts, networks=, routes=, forwarding= of every file; ``routes=`` and
-    ``forwarding=`` empty (not written) for a role whose release no longer parses them."""
-    items = _all_items(plan, lustre)
-    return [
-        it if lustre.kernel_routes(it[1]) else (it[0], it[1], it[2], it[3], "", "") for it in items
-    ]
-
-
-def _all_items(plan: Plan, lustre: Targets) -> list[tuple[str, str, str, str, str, str]]:
-    """Every file's fields; ``routes=`` is formatted only for a role that still parses it (the
-    others' routes may hold gateways its grammar cannot carry, e.g. IPv6)."""
+    ``forwarding=`` empty (not written, not even formatted: its gateways may be ones the
+    grammar cannot carry, e.g. IPv6) for a role whose release no longer parses them."""
+    k = {role: lustre.kernel_routes(role) for role in ROLES}
     items: list[tuple[str, str, str, str, str, str]] = []
     n = len(plan.client_classes)
-    kclass = class_routes(plan) if lustre.kernel_routes("client") else [""] * n
-    kserver = lustre.kernel_routes("server")
+    kclass = class_routes(plan) if k["client"] else [""] * n
     for cc, kroutes in zip(plan.client_classes, kclass, strict=True):
         items.append(
             (
@@ -113,7 +105,7 @@ def _all_items(plan: Plan, lustre: Targets) -> list[tuple[str, str, str, str, st
                 cc.members,
                 routestr.format_networks([(cc.net, cc.interface)]),
                 kroutes,
-                "disabled",
+                "disabled" if k["client"] else "",
             )
         )
     for r in plan.routers:
@@ -124,7 +116,7 @@ def _all_items(plan: Plan, lustre: Targets) -> list[tuple[str, str, str, str, st
                 r.name,
                 routestr.format_networks([(i.net, i.interface) for i in r.interfaces]),
                 "",
-                "enabled",
+                "enabled" if k["router"] else "",
             )
         )
     server_routes = plan.routes_for_server()
@@ -135,8 +127,8 @@ def _all_items(plan: Plan, lustre: Targets) -> list[tuple[str, str, str, str, st
                 "server",
                 s.name,
                 routestr.format_networks([(i.net, i.interface) for i in s.interfaces]),
-                _kroutes(server_routes.get(s.name, ())) if kserver else "",
-                "disabled",
+                _kroutes(server_routes.get(s.name, ())) if k["server"] else "",
+                "disabled" if k["server"] else "",
             )
         )
     return items

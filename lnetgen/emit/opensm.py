@@ -83,16 +83,13 @@ def fabric_guids(site: Site, fabric: Fabric) -> FabricGuids:
         for s in site.servers:
             if s.attach.switch in switches:
                 # every port of a Multi-Rail server is an IO port
-                for guid, iface in (
-                    (s.guid, s.interface),
-                    *((x.guid, x.interface) for x in s.rails),
-                ):
-                    if guid:
-                        out.io.append((_guid(guid), f"{s.name} {iface}"))
+                for x in s.ports:
+                    if x.guid:
+                        out.io.append((_guid(x.guid), f"{s.name} {x.interface}"))
                     elif s.name not in out.missing:
                         out.missing.append(s.name)
         for r in site.routers:
-            if r.attach.switch in switches and not all((r.guid, *(x.guid for x in r.rails))):
+            if r.attach.switch in switches and not all(x.guid for x in r.storage_ports):
                 out.missing.append(r.name)
     directors = [sw for sw in fabric.switches if sw.kind == "director" and sw.spines]
     incomplete = [sw.name for sw in directors if len(sw.spine_guids) < sw.spines]

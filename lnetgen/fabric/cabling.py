@@ -149,20 +149,15 @@ def fabric_hosts(site: Site, fabric: Fabric) -> list[Host]:
     for r in site.routers:
         sides = (
             (r.client_attach, r.client_interface, r.client_guid),
-            (r.attach, r.storage_interface, r.guid),
-            *((x.attach, x.interface, x.guid) for x in r.rails),
+            *((x.attach, x.interface, x.guid) for x in r.storage_ports),
         )
         for attach, iface, guid_text in sides:
             if attach is not None and attach.switch in switches:
                 out.append(Host(r.name, "router", iface, _guid_or_0(guid_text), attach))
     for s in site.servers:
-        server_ports = (
-            (s.attach, s.interface, s.guid),
-            *((x.attach, x.interface, x.guid) for x in s.rails),
-        )
-        for port, iface, guid_text in server_ports:
-            if port.switch in switches:
-                out.append(Host(s.name, "server", iface, _guid_or_0(guid_text), port))
+        for x in s.ports:
+            if x.attach.switch in switches:
+                out.append(Host(s.name, "server", x.interface, _guid_or_0(x.guid), x.attach))
     return out
 
 

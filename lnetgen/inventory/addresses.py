@@ -60,14 +60,7 @@ def check_ipv6(ctx: Context, storage_lnd: str, lustre: Targets) -> None:
                 hint="use IPv4 addresses, or strategy.storage_lnd: tcp",
             )
         return
-    # every host on the path handles the NIDs: a client's requests carry the servers' NIDs
-    old = [(role, v) for role in ROLES if (v := lustre.of(role)) and v < IPV6_SINCE]
-    for role, v in old:
-        ctx.err(
-            v6[0][0],
-            "E-NID-IPV6-TARGET",
-            f"IPv6 NIDs need Lustre {show(IPV6_SINCE)} or later; the {role}s run {show(v)}",
-        )
+    _large_nids_everywhere(ctx, lustre, v6[0][0])
 
 
 def check_client_ipv6(ctx: Context, lustre: Targets) -> None:
@@ -87,14 +80,19 @@ def check_client_ipv6(ctx: Context, lustre: Targets) -> None:
         nid = str(r.get("client", {}).get("nid", ""))
         if ":" in nid.rpartition("@")[0]:
             where.append(("routers", i, "client", "nid"))
-    if not where:
-        return
-    # the servers answer the clients' NIDs, which the routers carry
+    if where:
+        _large_nids_everywhere(ctx, lustre, where[0])
+
+
+def _large_nids_everywhere(ctx: Context, lustre: Targets, path: Path) -> None:
+    """E-NID-IPV6-TARGET at ``path`` for each role older than 2.16: an IPv6 NID reaches every
+    host of the path (a client's requests carry the servers' NIDs, a server answers the
+    clients' through the routers)."""
     for role in ROLES:
         v = lustre.of(role)
         if v is not None and v < IPV6_SINCE:
             ctx.err(
-                where[0],
+                path,
                 "E-NID-IPV6-TARGET",
                 f"IPv6 NIDs need Lustre {show(IPV6_SINCE)} or later; the {role}s run {show(v)}",
             )

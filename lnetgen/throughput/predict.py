@@ -132,8 +132,8 @@ class _Built:
 def _storage_ports(site: Site) -> dict[str, int]:
     """Router and server name -> its ports on the storage fabric: the first and its Multi-Rail
     rails, whose links LNet uses together (one ``port`` resource of that many links)."""
-    out = {r.name: 1 + len(r.rails) for r in site.routers}
-    out.update({s.name: 1 + len(s.rails) for s in site.servers})
+    out = {r.name: len(r.storage_ports) for r in site.routers}
+    out.update({s.name: len(s.ports) for s in site.servers})
     return out
 
 

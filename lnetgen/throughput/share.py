@@ -97,13 +97,12 @@ class Torus:
         one sparse product instead of a pass over the whole torus per axis and direction (the
         max-min loop lays loads out dozens of times per round); None when it would hold more
         than :data:`MAX_INCIDENCE` entries (bounded memory: the runs do it then)."""
-        total = sum(int(np.sum(_run_lengths(g))) for g in self.runs.segments)
-        if total > MAX_INCIDENCE:
+        lengths = [_run_lengths(g) for g in self.runs.segments]
+        if sum(int(h.sum()) for h in lengths) > MAX_INCIDENCE:
             return None
         rows: list[IntArray] = []
         cols: list[IntArray] = []
-        for g in self.runs.segments:
-            h = _run_lengths(g)
+        for g, h in zip(self.runs.segments, lengths, strict=True):
             n = self.dims[g.axis]
             start = np.repeat(np.cumsum(h) - h, h)
             step = np.arange(int(h.sum()), dtype=np.int64) - start  # 0 .. h-1 in each run
