@@ -289,10 +289,62 @@ def test_analyze_arbitration_option_on_spider() -> None:
     assert bad.exit_code == 2 and "Traceback" not in bad.output
 
 
-def test_opensm_routes_need_a_fabric_client_side() -> None:
-    res = CliRunner().invoke(analyze_cmd, [str(SITES / "demo.yaml"), "--opensm", "none"])
-    assert res.exit_code == 2
-    assert "not on an InfiniBand fabric" in res.output and "Traceback" not in res.output
+SPINE = Path(__file__).resolve().parent / "data" / "spine-links.yaml"
+#: Two ranks (cn01, cn02) writing OSTs 0 and 1, both on oss1.
+ONE_OSS = "osts=0-1,ranks=2,nodes=linear"
+
+
+def test_storage_spine_links_replace_the_pooled_uplinks() -> None:
+    """By hand, on tests/data/spine-links.yaml (baseline: each rank sends a third through each
+    of rtr1, rtr2 on leaf L01 and rtr3 on L02, where oss1 sits): pooled, L01's four 1 GB/s
+    uplinks carry 2 x 2/3 of the ranks' rate, so each gets 3 GB/s (6 in all).  OpenSM routes
+    oss1's LID from L01 through one uplink: both routers' crossings share that 1 GB/s link,
+    each rank gets 750 MB/s (1.5 GB/s in all).  The routes here are given by hand."""
+    from lnetgen.throughput.fabric import FabricRoutes
+
+    site = load_site(str(SPINE))[0]
+    assert site is not None
+    plan = solve(site, "baseline")
+    spec = parse_inline(ONE_OSS)
+    pooled = predict(site, plan, spec)
+    assert pooled.aggregate_mb_s == pytest.approx(6000.0)
+    assert pooled.bottleneck is not None and pooled.bottleneck.kind == "leaf uplinks"
+    up = ("core/L01 port 5", "core/S01 port 2")
+    paths = {
+        ("rtr1", "oss1"): ("rtr1 port", *up, "core/L02 port 1"),
+        ("rtr2", "oss1"): ("rtr2 port", *up, "core/L02 port 1"),
+        ("rtr3", "oss1"): ("rtr3 port", "core/L02 port 1"),  # same leaf: no spine link
+    }
+    routed = predict(site, plan, spec, storage_routes=FabricRoutes("storage-ib", "none", paths))
+    assert routed.aggregate_mb_s == pytest.approx(1500.0)
+    assert routed.bottleneck is not None
+    assert (routed.bottleneck.kind, routed.bottleneck.name) == ("spine link", "core/L01 port 5")
+    # a pair without a route (rtr2's) keeps the pooled uplinks; rtr1's thirds alone fill the
+    # 1 GB/s link when each rank runs at 1.5 GB/s
+    partial = {k: v for k, v in paths.items() if k[0] != "rtr2"}
+    mixed = predict(site, plan, spec, storage_routes=FabricRoutes("storage-ib", "none", partial))
+    assert mixed.aggregate_mb_s == pytest.approx(3000.0)
+
+
+def test_opensm_routes_the_storage_fabric() -> None:
+    """The same site with OpenSM's own tables (ibsim): ftree routes every route to oss1 from
+    L01 through one spine, as the hand-made routes above say."""
+    from lnetgen.fabric.simulate import missing_tools
+
+    if missing_tools():
+        pytest.skip(f"needs {', '.join(missing_tools())} (.ci/run installs them)")
+    args = [str(SPINE), "-s", "baseline", "--workload", ONE_OSS, "-q", "--format", "json"]
+    res = CliRunner().invoke(analyze_cmd, args)
+    assert json.loads(res.stdout)["throughput"][0]["aggregate_mb_s"] == pytest.approx(6000.0)
+    res = CliRunner().invoke(analyze_cmd, [*args, "--opensm", "none"])
+    assert res.exit_code in (0, 1), res.output
+    write, read = json.loads(res.stdout)["throughput"]
+    assert write["aggregate_mb_s"] == pytest.approx(1500.0)
+    assert write["bottleneck"]["kind"] == "spine link"
+    assert write["bottleneck"]["name"].startswith("core/L01 port ")
+    # reads: oss1 sends to two router LIDs on L01, which ftree puts on two spines: 2 x 1 GB/s
+    # carry 2 x 2/3 of the ranks' rate, 1.5 GB/s each, 3 GB/s in all
+    assert read["aggregate_mb_s"] == pytest.approx(3000.0)
 
 
 def test_opensm_routes_share_the_spine_port_on_wolf() -> None:

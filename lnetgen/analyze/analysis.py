@@ -73,6 +73,7 @@ def analyze(
     throughput: WorkloadSpec | None = DEFAULT,
     arbitration: str = "fair",
     fabric_routes: FabricRoutes | None = None,
+    storage_routes: FabricRoutes | None = None,
     progress: Progress = NO_PROGRESS,
 ) -> Analysis:
     """Analyze ``plan`` on ``site``: storage-fabric crossings, torus loads, failures.
@@ -85,7 +86,8 @@ def analyze(
     ``throughput`` is the IOR workload whose bandwidth is predicted, as a write and as a read
     (None: no prediction); ``arbitration`` "age" models SeaStar's arbitration without packet
     age (``lnetgen.throughput.predict``); ``fabric_routes`` the compute fabric's OpenSM routes
-    on a fat-tree client side (``lnetgen.throughput.fabric``).
+    on a fat-tree client side, ``storage_routes`` the storage fabric's router <-> server
+    routes (``lnetgen.throughput.fabric``).
     Raises ``InputError`` when the plan does not match the site or a name is unknown.
     """
     settings = settings or settings_for(site)
@@ -114,6 +116,7 @@ def analyze(
                 index=ix,
                 arbitration=arbitration,
                 fabric_routes=fabric_routes,
+                storage_routes=storage_routes,
             )
             for op in ("write", "read")
         )

@@ -76,9 +76,10 @@ def pct(x: float) -> str:
     "--opensm",
     type=click.Choice(["recorded", "none"]),
     default=None,
-    help="on a fat-tree client side, route the compute fabric as OpenSM does: simulate it "
-    "(ibsim) with the inventory's recorded OpenSM settings or none, and share its links "
-    "among the ranks (needs opensm and ibsim)",
+    help="route the InfiniBand fabrics as OpenSM does: simulate them (ibsim) with the "
+    "inventory's recorded OpenSM settings or none, and share their links among the ranks -- "
+    "a fat-tree compute fabric's, and the storage fabric's spine links in place of pooled "
+    "uplinks (needs opensm and ibsim)",
 )
 @quiet_option
 @handles_input_errors()
@@ -113,7 +114,7 @@ def analyze_cmd(
 
     spec = workload_spec(workload)
     site_obj, plan = load_plan(site, strategy, plan_path, force)
-    routes = _fabric_routes(site_obj, opensm) if opensm else None
+    routes, storage = _fabric_routes(site_obj, opensm) if opensm else (None, None)
     result = analyze(
         site_obj,
         plan,
@@ -122,6 +123,7 @@ def analyze_cmd(
         throughput=spec,
         arbitration=arbitration,
         fabric_routes=routes,
+        storage_routes=storage,
         progress=progress_bars(quiet),
     )
     if fmt == "json":
@@ -133,17 +135,16 @@ def analyze_cmd(
     sys.exit(EXIT_FINDINGS if (result.findings or lost) else EXIT_OK)
 
 
-def _fabric_routes(site: Site, settings: str) -> FabricRoutes:
-    """The compute fabric's simulated routes for ``--opensm``; exit 2 when the site has no
-    fat-tree client side or OpenSM cannot run."""
+def _fabric_routes(site: Site, settings: str) -> tuple[FabricRoutes | None, FabricRoutes | None]:
+    """The compute fabric's and the storage fabric's simulated routes for ``--opensm`` (None
+    where the site has no such fabric); exit 2 when OpenSM cannot run."""
     from lnetgen.diagnostics import UsageError, usage
     from lnetgen.fabric.simulate import SimError
-    from lnetgen.throughput.fabric import simulated_routes
+    from lnetgen.throughput.fabric import simulated_routes, storage_routes
 
-    if not site.client_fabric:
-        raise UsageError([usage("--opensm", "the site's clients are not on an InfiniBand fabric")])
     try:
-        return simulated_routes(site, settings)
+        compute = simulated_routes(site, settings) if site.client_fabric else None
+        return compute, storage_routes(site, settings)
     except SimError as exc:
         raise UsageError([usage("--opensm", str(exc))]) from None
 

@@ -54,6 +54,7 @@ KINDS = (
     "router port",
     "leaf uplinks",
     "leaf downlinks",
+    "spine link",
     "server port",
     "oss",
     "ost",
@@ -68,6 +69,7 @@ RATE_OF = {
     "router port": "ib_link",
     "leaf uplinks": "uplink",
     "leaf downlinks": "uplink",
+    "spine link": "uplink",
     "server port": "ib_link",
     "oss": "oss",
     "ost": "ost",
@@ -151,6 +153,7 @@ def _build(
     ranks: Ranks,
     fail: Sequence[str],
     fabric_routes: FabricRoutes | None = None,
+    storage_routes: FabricRoutes | None = None,
 ) -> _Built:
     rates: Rates = site.rates
     op = ranks.spec.op
@@ -244,6 +247,10 @@ def _build(
     r_leaf = np.asarray([leaf_id[lab] for lab in ix.router_leaf], dtype=np.int64)[sub_router]
     s_leaf = np.asarray([leaf_id[lab] for lab in ix.server_leaf], dtype=np.int64)[sub_srv]
     cross = r_leaf != s_leaf
+    if storage_routes is not None:
+        # crossings OpenSM routes inside one switch take their own spine links instead
+        cross &= ~_spine_links(ix, op, storage_routes, sub_router, sub_srv, add,
+                               rate("spine link"))  # fmt: skip
     up_leaf = r_leaf if op == "write" else s_leaf
     down_leaf = s_leaf if op == "write" else r_leaf
     # a leaf without uplinks (a TOR): the crossing goes through a core lnetgen does not know
@@ -316,6 +323,43 @@ def _fabric_links(
     add("fabric link", labels, np.full(len(labels), cap), per_sub.reshape(-1), subs)
 
 
+def _spine_links(
+    ix: PlanIndex,
+    op: str,
+    routes: FabricRoutes,
+    sub_router: IntArray,
+    sub_srv: IntArray,
+    add: Callable[[str, Sequence[str], FloatArray, IntArray, IntArray], None],
+    cap: float,
+) -> npt.NDArray[np.bool_]:
+    """The storage fabric's switch-to-switch links on each subflow's route (router <-> server,
+    as OpenSM routes it inside one switch), as ``spine link`` resources; returns which
+    subflows have such a route (the others keep the pooled leaf uplinks)."""
+    S = len(ix.servers)
+    key = sub_router * S + sub_srv
+    ukey, inv = np.unique(key, return_inverse=True)
+    link_id: dict[str, int] = {}
+    per_pair: list[list[int]] = []
+    routed = np.zeros(len(ukey), dtype=bool)
+    for i, k in enumerate(ukey.tolist()):
+        r, s = ix.routers[k // S], ix.servers[k % S]
+        path = routes.paths.get((r, s) if op == "write" else (s, r))
+        # the path's first and last links are the hosts' own cables (router/server port)
+        inner = path[1:-1] if path else ()
+        routed[i] = bool(inner)
+        per_pair.append([link_id.setdefault(lk, len(link_id)) for lk in inner])
+    if link_id:
+        labels = sorted(link_id, key=link_id.__getitem__)
+        width = max(len(p) for p in per_pair)
+        table = np.full((len(per_pair), width), -1, dtype=np.int64)
+        for i, p in enumerate(per_pair):
+            table[i, : len(p)] = p
+        per_sub = table[inv]
+        subs = np.repeat(np.arange(len(inv), dtype=np.int64), width)
+        add("spine link", labels, np.full(len(labels), cap), per_sub.reshape(-1), subs)
+    return routed[inv]
+
+
 def _dragonfly_links(
     ix: PlanIndex,
     ranks: Ranks,
@@ -369,16 +413,19 @@ def predict(
     index: PlanIndex | None = None,
     arbitration: str = "fair",
     fabric_routes: FabricRoutes | None = None,
+    storage_routes: FabricRoutes | None = None,
 ) -> Prediction:
     """Predict ``spec`` on ``plan`` (see the module docstring); ``InputError`` when the
     workload cannot run on the site.  ``arbitration="age"``: SeaStar's arbitration without
     packet age -- a rank ``H`` torus hops from its router gets ``2^-H`` of a near rank's share
     wherever they meet (``lnetgen.throughput.share``); "fair" otherwise, and on a site without
     a modelled torus.  ``fabric_routes``: on a fat-tree client side, the compute fabric's
-    routes (``lnetgen.throughput.fabric``) whose links the ranks then share."""
+    routes (``lnetgen.throughput.fabric``) whose links the ranks then share;
+    ``storage_routes``: the storage fabric's router <-> server routes, whose spine links then
+    replace the pooled leaf uplinks inside each switch."""
     ix = index or index_plan(site, plan)
     ranks = build_ranks(site, plan, ix, spec)
-    built = _build(site, ix, ranks, fail, fabric_routes)
+    built = _build(site, ix, ranks, fail, fabric_routes, storage_routes)
     p = built.problem
     weight = None
     if arbitration == "age" and p.torus is not None:
