@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from lnetgen.throughput.papers import ABSOLUTE, CASES, RATIO, RATIOS, run
+from lnetgen.throughput.papers import ABSOLUTE, CASES, RATIO, RATIOS, ratio, run
 
 
 def main(argv: list[str]) -> int:
@@ -28,8 +28,7 @@ def main(argv: list[str]) -> int:
         dt = time.perf_counter() - t0
         got[case.key] = out
         p = out.predicted_gb_s
-        b = out.prediction.bottleneck
-        neck = f"{b.kind} ({100 * b.utilisation:.0f} %)" if b is not None else "n/a"
+        neck = out.bottleneck
         held = ("yes, within" if out.within else "yes, OUTSIDE") if case.reproduced else "no"
         err = f"{100 * out.error:+.0f} %" if out.error is not None else "n/a"
         pred = f"{p:.1f} GB/s" if p is not None else "n/a"
@@ -43,16 +42,13 @@ def main(argv: list[str]) -> int:
     print("| pair | measured | predicted | ranking | ratio within ±25 % |")
     print("|---|---|---|---|---|")
     for a, b in RATIOS:
-        oa, ob = got[a], got[b]
-        m = oa.case.measured_gb_s / ob.case.measured_gb_s
-        pa, pb = oa.predicted_gb_s, ob.predicted_gb_s
-        if pa is None or pb is None:
-            print(f"| {a} / {b} | {m:.2f} | n/a | n/a | n/a |")
+        q = ratio(got[a], got[b])
+        if q.predicted is None:
+            print(f"| {a} / {b} | {q.measured:.2f} | n/a | n/a | n/a |")
             continue
-        r = pa / pb
-        same = (m > 1) == (r > 1) if abs(m - 1) > 0.02 else abs(r - 1) <= 0.02
-        within = "yes" if abs(r / m - 1) <= RATIO else "no"
-        print(f"| {a} / {b} | {m:.2f} | {r:.2f} | {'agrees' if same else 'DISAGREES'} | {within} |")
+        rank = "agrees" if q.ranks_right else "DISAGREES"
+        print(f"| {a} / {b} | {q.measured:.2f} | {q.predicted:.2f} | {rank} | "
+              f"{'yes' if q.within else 'no'} |")  # fmt: skip
     print()
     print(f"absolute tolerance ±{100 * ABSOLUTE:.0f} %")
     print()

@@ -326,6 +326,35 @@ def test_storage_spine_links_replace_the_pooled_uplinks() -> None:
     assert mixed.aggregate_mb_s == pytest.approx(3000.0)
 
 
+def test_block_test_pairs_and_rates_by_hand(tmp_path: Path) -> None:
+    """Seed 000's block test on tests/data/spine-links.yaml with oss2 moved to L01: on-leaf
+    rtr1 -> oss2 and rtr3 -> oss1 run at their 10 GB/s ports (20 in all); across, rtr1 -> oss1
+    and rtr3 -> oss2 each get a module's four pooled 1 GB/s uplinks (8 in all), or the one
+    spine link a route takes (2 in all)."""
+    from lnetgen.throughput.block import block_pairs, block_test
+    from lnetgen.throughput.fabric import FabricRoutes
+
+    f = tmp_path / "s.yaml"
+    f.write_text(SPINE.read_text().replace("leaf: L02, port: 2}", "leaf: L01, port: 3}"))
+    site = load_site(str(f))[0]
+    assert site is not None
+    assert block_pairs(site, "lscratch", 0) == [("rtr1", "oss2"), ("rtr3", "oss1")]
+    assert block_pairs(site, "lscratch", 1) == [("rtr1", "oss1"), ("rtr3", "oss2")]
+    assert block_test(site, "lscratch", 0).aggregate_mb_s == pytest.approx(20000.0)
+    pooled = block_test(site, "lscratch", 1)
+    assert pooled.aggregate_mb_s == pytest.approx(8000.0)
+    assert pooled.bottleneck == ("leaf uplinks", "core/L01")
+    paths = {
+        ("rtr1", "oss1"): ("rtr1 port", "core/L01 port 5", "core/S01 port 2", "core/L02 port 1"),
+        ("rtr3", "oss2"): ("rtr3 port", "core/L02 port 6", "core/S02 port 1", "core/L01 port 3"),
+    }
+    routed = block_test(site, "lscratch", 1, FabricRoutes("storage-ib", "none", paths))
+    assert routed.aggregate_mb_s == pytest.approx(2000.0)
+    assert routed.bottleneck == ("spine link", "core/L01 port 5")
+    with pytest.raises(InputError):
+        block_pairs(site, "nope", 0)
+
+
 def test_opensm_routes_the_storage_fabric() -> None:
     """The same site with OpenSM's own tables (ibsim): ftree routes every route to oss1 from
     L01 through one spine, as the hand-made routes above say."""

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lnetgen.throughput.papers import ABSOLUTE, CASES, RATIO, RATIOS, Outcome, run
+from lnetgen.throughput.papers import ABSOLUTE, CASES, RATIOS, Outcome, Ratio, ratio, run
 
 SITES = str(Path(__file__).resolve().parent.parent / "sites")
 PINNED = [c for c in CASES if c.reproduced]
@@ -51,22 +51,37 @@ def test_wolf_fix_ratio() -> None:
     """Seed 002: contiguous jobs after the fix over before (55 / 17), from OpenSM's simulated
     forwarding tables.  (Non-contiguous over contiguous before the fix ranks right but is
     predicted 2.83 against 2.21 measured: outside the ratio tolerance, in the table only.)"""
-    a, b = RATIOS[-1]
+    a, b = ("wolf-contiguous-after", "wolf-contiguous-before")
     _needs_opensm(a)
-    oa, ob = outcome(a), outcome(b)
-    assert oa.predicted_gb_s is not None and ob.predicted_gb_s is not None
-    measured = oa.case.measured_gb_s / ob.case.measured_gb_s
-    predicted = oa.predicted_gb_s / ob.predicted_gb_s
-    assert predicted > 1
-    assert abs(predicted / measured - 1) <= RATIO
+    q = ratio(outcome(a), outcome(b))
+    assert q.ranks_right and q.within, q
 
 
 def test_ratio_projection_over_round_robin_placed() -> None:
     """Seed 000: placed projection 113 GB/s over placed round-robin 83 GB/s (1.36)."""
-    a, b = RATIOS[0]
-    oa, ob = outcome(a), outcome(b)
-    assert oa.predicted_gb_s is not None and ob.predicted_gb_s is not None
-    measured = oa.case.measured_gb_s / ob.case.measured_gb_s
-    predicted = oa.predicted_gb_s / ob.predicted_gb_s
-    assert (measured > 1) == (predicted > 1)
-    assert abs(predicted / measured - 1) <= RATIO
+    q = ratio(outcome("spider-projection-placed"), outcome("spider-rr-placed"))
+    assert q.ranks_right and q.within, q
+
+
+def test_ratio_bw_file_per_process_over_shared_file() -> None:
+    """Seed 001: 1,137 GB/s file per process over 771 GB/s in ten shared files (1.47)."""
+    q = ratio(outcome("bw-fpp"), outcome("bw-shared"))
+    assert q.ranks_right and q.within, q
+
+
+@pytest.mark.parametrize(
+    ("measured", "predicted", "right"),
+    [(1.36, 1.07, True), (1.91, 0.70, False), (0.69, 1.0, False), (1.01, 1.0, True),
+     (1.01, 0.88, False), (2.21, 2.83, True)],
+)  # fmt: skip
+def test_a_tie_ranks_right_only_against_a_tie(
+    measured: float, predicted: float, right: bool
+) -> None:
+    """A predicted tie against a measured 30 % difference (the block test) does not agree."""
+    assert Ratio(measured, predicted).ranks_right is right
+
+
+def test_every_ratio_names_two_cases() -> None:
+    keys = {c.key for c in CASES}
+    for a, b in RATIOS:
+        assert a in keys and b in keys
