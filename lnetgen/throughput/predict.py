@@ -17,10 +17,14 @@ uplinks.
 On a dragonfly client side a subflow also crosses the local links between its client's and its
 router's switches (one group) or the global links between their groups (``_dragonfly_links``).
 
-Not modelled (the reproduction table in docs/throughput.md says where it matters): the
-compute fabric of a fat-tree client side (client leaf to IO node), MDS traffic, Lustre client
-and server software limits, head-of-line blocking inside a switch, the storage fabric's spine
-choice (a leaf's uplinks are pooled), read-ahead and write-back caches.
+With OpenSM's simulated routes (``lnetgen.throughput.fabric``) a fat-tree compute fabric's
+links are resources too (``fabric_routes``), and a crossing of the storage fabric takes the
+spine links its route names (``storage_routes``) instead of the modules' pooled uplinks.
+
+Not modelled (the reproduction table in docs/throughput.md says where it matters): without
+those routes, the compute fabric of a fat-tree client side and the storage fabric's spine
+choice (a leaf's uplinks are pooled); MDS traffic, Lustre client and server software limits,
+head-of-line blocking inside a switch, read-ahead and write-back caches.
 """
 
 from __future__ import annotations
