@@ -31,7 +31,7 @@ class Case:
     measured_gb_s: float
     reproduced: bool
     why_not: str = ""
-    opensm: str = ""  # a fat-tree compute fabric routed by OpenSM: "none" or "recorded" settings
+    opensm: str = ""  # the fabrics routed by OpenSM (analyze --opensm): "none" or "recorded"
     #: seed 000's block test (``lnetgen.throughput.block``): the module shift, 0 on-leaf; the
     #: storage fabric routed by OpenSM with the ``opensm`` settings
     block: int | None = None
@@ -322,12 +322,13 @@ def run(case: Case, sites_dir: str) -> Outcome:
         neck = f"{t.bottleneck[0]} (100 %)" if t.bottleneck else "n/a"
         return Outcome(case, t.aggregate_mb_s, neck)
     site, plan, _ = load_plan(f"{sites_dir}/{case.site}.yaml", case.strategy, None)
-    routes = None
-    if case.opensm:
-        from lnetgen.throughput.fabric import simulated_routes
+    routes = storage = None
+    if case.opensm:  # as analyze --opensm: every fabric of the site
+        from lnetgen.throughput.fabric import simulated_routes, storage_routes
 
-        routes = simulated_routes(site, case.opensm)
-    p = predict(site, plan, spec, fabric_routes=routes)
+        routes = simulated_routes(site, case.opensm) if site.client_fabric else None
+        storage = storage_routes(site, case.opensm)
+    p = predict(site, plan, spec, fabric_routes=routes, storage_routes=storage)
     b = p.bottleneck
     neck = f"{b.kind} ({100 * b.utilisation:.0f} %)" if b is not None else "n/a"
     return Outcome(case, p.aggregate_mb_s, neck)

@@ -126,6 +126,8 @@ class Prediction:
     unknown: tuple[str, ...]
     torus: str  # "modelled", or why not ("n/a: fat tree", "n/a: no torus link rates")
     arbitration: str = "fair"  # "age": SeaStar's arbitration without packet age
+    #: the fabrics whose OpenSM routes the ranks share ("" when none: uplinks pooled)
+    opensm: str = ""
 
 
 @dataclass(frozen=True, eq=False)
@@ -444,10 +446,12 @@ def predict(
     if site.torus is not None and site.rates.torus_link is None:
         unknown = ("torus link", *unknown)
     bounds = _bounds(p, built)
+    routed = _routes_note(fabric_routes, storage_routes)
     if not served.any() or not bounded[served].all():
         return Prediction(
             site.name, plan.strategy, spec.label(), spec.op, p.nranks, ranks.nodes_used,
             None, None, None, None, None, None, None, bounds, unknown, torus_note,
+            opensm=routed,
         )  # fmt: skip
     rate = sh.rate[served]
     done = completion(p, weight=weight, start=sh)[served]
@@ -472,7 +476,16 @@ def predict(
         unknown=unknown,
         torus=torus_note,
         arbitration="age" if weight is not None else "fair",
+        opensm=routed,
     )
+
+
+def _routes_note(*routes: FabricRoutes | None) -> str:
+    """ "wolf-ib, storage-ib (recorded settings)": the fabrics routed by OpenSM's tables."""
+    given = [r for r in routes if r is not None]
+    if not given:
+        return ""
+    return f"{', '.join(r.fabric for r in given)} ({given[0].settings} settings)"
 
 
 def _torus_note(site: Site) -> str:
