@@ -297,6 +297,32 @@ def _build(
     return _Built(problem, tuple(names), frozenset(used))
 
 
+def _route_links(
+    kind: str,
+    key: IntArray,
+    path_of: Callable[[int], Sequence[str]],
+    add: Callable[[str, Sequence[str], FloatArray, IntArray, IntArray], None],
+    cap: float,
+) -> npt.NDArray[np.bool_]:
+    """Subflow ``s`` crosses the links ``path_of(key[s])`` names: each distinct link one
+    resource of ``kind`` at ``cap``, each distinct key's path looked up once.  Returns which
+    subflows cross at least one link."""
+    ukey, inv = np.unique(key, return_inverse=True)
+    link_id: dict[str, int] = {}
+    per_key = [[link_id.setdefault(lk, len(link_id)) for lk in path_of(k)] for k in ukey.tolist()]
+    crossed = np.asarray([bool(p) for p in per_key], dtype=bool)
+    if link_id:
+        labels = sorted(link_id, key=link_id.__getitem__)
+        width = max(len(p) for p in per_key)
+        table = np.full((len(per_key), width), -1, dtype=np.int64)
+        for i, p in enumerate(per_key):
+            table[i, : len(p)] = p
+        per_sub = table[inv]  # (subflows, width)
+        subs = np.repeat(np.arange(len(inv), dtype=np.int64), width)
+        add(kind, labels, np.full(len(labels), cap), per_sub.reshape(-1), subs)
+    return crossed[inv]
+
+
 def _fabric_links(
     ix: PlanIndex,
     ranks: Ranks,
@@ -310,23 +336,13 @@ def _fabric_links(
     """The compute fabric's links on each subflow's route (client <-> its router), as
     ``fabric link`` resources; a route OpenSM left out adds nothing."""
     names = ix.site.clients.names
-    node = ranks.node[sub_rank]
-    key = node * len(ix.routers) + sub_router
-    ukey, inv = np.unique(key, return_inverse=True)
-    link_id: dict[str, int] = {}
-    per_pair: list[list[int]] = []
-    for k in ukey.tolist():
-        c, r = names[k // len(ix.routers)], ix.routers[k % len(ix.routers)]
-        path = routes.paths.get((c, r) if op == "write" else (r, c)) or ()
-        per_pair.append([link_id.setdefault(lk, len(link_id)) for lk in path])
-    labels = sorted(link_id, key=link_id.__getitem__)
-    width = max((len(p) for p in per_pair), default=0)
-    table = np.full((len(per_pair), max(width, 1)), -1, dtype=np.int64)
-    for i, p in enumerate(per_pair):
-        table[i, : len(p)] = p
-    per_sub = table[inv]  # (subflows, width)
-    subs = np.repeat(np.arange(len(inv), dtype=np.int64), per_sub.shape[1])
-    add("fabric link", labels, np.full(len(labels), cap), per_sub.reshape(-1), subs)
+    R = len(ix.routers)
+
+    def path_of(k: int) -> Sequence[str]:
+        c, r = names[k // R], ix.routers[k % R]
+        return routes.paths.get((c, r) if op == "write" else (r, c)) or ()
+
+    _route_links("fabric link", ranks.node[sub_rank] * R + sub_router, path_of, add, cap)
 
 
 def _spine_links(
@@ -342,28 +358,14 @@ def _spine_links(
     as OpenSM routes it inside one switch), as ``spine link`` resources; returns which
     subflows have such a route (the others keep the pooled leaf uplinks)."""
     S = len(ix.servers)
-    key = sub_router * S + sub_srv
-    ukey, inv = np.unique(key, return_inverse=True)
-    link_id: dict[str, int] = {}
-    per_pair: list[list[int]] = []
-    routed = np.zeros(len(ukey), dtype=bool)
-    for i, k in enumerate(ukey.tolist()):
+
+    def path_of(k: int) -> Sequence[str]:
         r, s = ix.routers[k // S], ix.servers[k % S]
         path = routes.paths.get((r, s) if op == "write" else (s, r))
-        # the path's first and last links are the hosts' own cables (router/server port)
-        inner = path[1:-1] if path else ()
-        routed[i] = bool(inner)
-        per_pair.append([link_id.setdefault(lk, len(link_id)) for lk in inner])
-    if link_id:
-        labels = sorted(link_id, key=link_id.__getitem__)
-        width = max(len(p) for p in per_pair)
-        table = np.full((len(per_pair), width), -1, dtype=np.int64)
-        for i, p in enumerate(per_pair):
-            table[i, : len(p)] = p
-        per_sub = table[inv]
-        subs = np.repeat(np.arange(len(inv), dtype=np.int64), width)
-        add("spine link", labels, np.full(len(labels), cap), per_sub.reshape(-1), subs)
-    return routed[inv]
+        # the first and last links are the hosts' own cables (router port, server port)
+        return path[1:-1] if path else ()
+
+    return _route_links("spine link", sub_router * S + sub_srv, path_of, add, cap)
 
 
 def _dragonfly_links(
