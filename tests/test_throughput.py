@@ -72,6 +72,20 @@ def test_completion_reshares_what_finished_ranks_free() -> None:
     assert 2 / completion(p).max() == pytest.approx(100.0)
 
 
+def test_completion_endless_ranks_never_free_their_share() -> None:
+    """Rank 1 is another job's endless stream: rank 0 keeps 50 of the shared 100 MB/s until
+    it is done (1/50 s per MB), where two finite ranks would both finish at 1/50 as well, but
+    a finite rank 1 capped at 10 frees 40 for rank 0 only when it finishes."""
+    p = problem(2, [(0, 1.0, [0]), (1, 1.0, [0])], [100.0])
+    done = completion(p, endless=np.asarray([False, True]))
+    assert done[0] == pytest.approx(1 / 50) and done[1] == INF
+    p = problem(2, [(0, 1.0, [0]), (1, 1.0, [0, 1])], [100.0, 10.0])
+    # finite: rank 1 (10 MB/s) outlasts rank 0 (90 MB/s); endless, rank 0 is unchanged
+    assert completion(p).tolist() == pytest.approx([1 / 90, 1 / 10])
+    done = completion(p, endless=np.asarray([False, True]))
+    assert done[0] == pytest.approx(1 / 90) and done[1] == INF
+
+
 def test_torus_link_shared_on_a_ring() -> None:
     """Two flows over the same X+ link of a 4-chip ring (10 MB/s each way): 5 each; a third
     flow going the other way is not on it."""
@@ -353,6 +367,33 @@ def test_block_test_pairs_and_rates_by_hand(tmp_path: Path) -> None:
     assert routed.bottleneck == ("spine link", "core/L01 port 5")
     with pytest.raises(InputError):
         block_pairs(site, "nope", 0)
+
+
+def test_background_shares_without_counting() -> None:
+    """On tests/data/spine-links.yaml (baseline), the job is one rank on cn01 writing OST 0
+    (oss1): alone, L01's pooled 4 GB/s uplinks carry 2/3 of it, 6 GB/s.  background=100 adds
+    the three other clients, each an endless stream to the job's OSTs (OST 0 only here): four
+    streams put 4 x 2/3 of their rate on the uplinks, 1.5 GB/s each; the job still reports one
+    rank on one node, and finishes at 1.5 GB/s."""
+    site = load_site(str(SPINE))[0]
+    assert site is not None
+    plan = solve(site, "baseline")
+    alone = predict(site, plan, parse_inline("osts=0,ranks=1"))
+    assert alone.aggregate_mb_s == pytest.approx(6000.0) and alone.background_nodes == 0
+    busy = predict(site, plan, parse_inline("osts=0,ranks=1,background=100"))
+    assert busy.aggregate_mb_s == pytest.approx(1500.0)
+    assert (busy.ranks, busy.nodes, busy.background_nodes) == (1, 1, 3)
+    assert busy.bottleneck is not None and busy.bottleneck.ranks == 1
+    assert "background=100%" in busy.workload
+    half = predict(site, plan, parse_inline("osts=0,ranks=1,background=50"))  # 1 of 3 others
+    assert half.background_nodes == 1 and half.aggregate_mb_s == pytest.approx(3000.0)
+
+
+@pytest.mark.parametrize("text", ["background=101", "background=-5", "background=some"])
+def test_background_is_a_percentage(text: str) -> None:
+    with pytest.raises(InputError) as exc:
+        parse_inline(text)
+    assert "background" in exc.value.diagnostics[0].message
 
 
 def test_opensm_routes_the_storage_fabric() -> None:

@@ -287,7 +287,12 @@ def throughput_lines(preds: Sequence[Prediction]) -> list[str]:
         f"predicted bandwidth: {first.workload.replace(', write', '')}, {first.ranks} ranks on "
         f"{first.nodes} nodes; torus {first.torus}"
         + ("; SeaStar arbitration without packet age" if first.arbitration == "age" else "")
-        + (f"; OpenSM routes of {first.opensm}" if first.opensm else ""),
+        + (f"; OpenSM routes of {first.opensm}" if first.opensm else "")
+        + (
+            f"; other jobs streaming on {first.background_nodes} nodes"
+            if first.background_nodes
+            else ""
+        ),
     ]
     for p in preds:
         line = f"  {p.op + 's':<6}: {gb_s(p.aggregate_mb_s)} as IOR reports it"

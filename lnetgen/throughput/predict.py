@@ -42,7 +42,7 @@ from lnetgen.plan import Plan
 from lnetgen.rates import Rates
 from lnetgen.throughput.fabric import FabricRoutes
 from lnetgen.throughput.share import FULL, Problem, Torus, completion, max_min
-from lnetgen.throughput.workload import Ranks, WorkloadSpec, build_ranks
+from lnetgen.throughput.workload import Ranks, WorkloadSpec, build_ranks, with_background
 from lnetgen.traffic import IntArray, PlanIndex, index_plan
 from lnetgen.traffic.routes import failed_mask, resolve_failures, shares
 from lnetgen.traffic.rows import evaluate
@@ -128,6 +128,8 @@ class Prediction:
     arbitration: str = "fair"  # "age": SeaStar's arbitration without packet age
     #: the fabrics whose OpenSM routes the ranks share ("" when none: uplinks pooled)
     opensm: str = ""
+    #: other jobs' nodes streaming alongside (``WorkloadSpec.background``)
+    background_nodes: int = 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -432,7 +434,9 @@ def predict(
     ``storage_routes``: the storage fabric's router <-> server routes, whose spine links then
     replace the pooled leaf uplinks inside each switch."""
     ix = index or index_plan(site, plan)
-    ranks = build_ranks(site, plan, ix, spec)
+    ranks, njob = with_background(site, spec, build_ranks(site, plan, ix, spec))
+    job = np.arange(len(ranks.node)) < njob  # the rest: other jobs' endless streams
+    nodes = len(np.unique(ranks.node[:njob]))
     built = _build(site, ix, ranks, fail, fabric_routes, storage_routes)
     p = built.problem
     weight = None
@@ -440,7 +444,7 @@ def predict(
         weight = np.exp2(-p.torus.rank_hops(p.nranks))
     sh = max_min(p, weight=weight)
     bounded = np.isfinite(sh.rate) & (sh.frozen_by != -1)
-    served = p.served
+    served = p.served & job
     torus_note = _torus_note(site)
     unknown = tuple(
         k for k in KINDS if k in built.kinds_used and site.rates.get(RATE_OF[k]) is None
@@ -451,22 +455,22 @@ def predict(
     routed = _routes_note(fabric_routes, storage_routes)
     if not served.any() or not bounded[served].all():
         return Prediction(
-            site.name, plan.strategy, spec.label(), spec.op, p.nranks, ranks.nodes_used,
+            site.name, plan.strategy, spec.label(), spec.op, njob, nodes,
             None, None, None, None, None, None, None, bounds, unknown, torus_note,
-            opensm=routed,
+            opensm=routed, background_nodes=p.nranks - njob,
         )  # fmt: skip
     rate = sh.rate[served]
-    done = completion(p, weight=weight, start=sh)[served]
+    done = completion(p, weight=weight, start=sh, endless=~job)[served]
     aggregate = float(rate.size / done.max())
     slow = int(np.argmin(sh.rate + np.where(served, 0, np.inf)))
-    neck = _bottleneck(p, built, sh.frozen_by, sh.load, sh.link_load, slow)
+    neck = _bottleneck(p, built, sh.frozen_by[:njob], sh.load, sh.link_load, slow)
     return Prediction(
         site=site.name,
         strategy=plan.strategy,
         workload=spec.label(),
         op=spec.op,
-        ranks=p.nranks,
-        nodes=ranks.nodes_used,
+        ranks=njob,
+        nodes=nodes,
         aggregate_mb_s=rounded(aggregate),
         steady_mb_s=rounded(rate.sum()),
         rank_min_mb_s=rounded(rate.min()),
@@ -479,6 +483,7 @@ def predict(
         torus=torus_note,
         arbitration="age" if weight is not None else "fair",
         opensm=routed,
+        background_nodes=p.nranks - njob,
     )
 
 

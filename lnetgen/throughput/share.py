@@ -263,6 +263,7 @@ def completion(
     max_rounds: int = 400,
     weight: FloatArray | None = None,
     start: Shares | None = None,
+    endless: BoolArray | None = None,
 ) -> FloatArray:
     """When each rank finishes streaming one unit of data (MB: the times are in seconds per MB
     of each rank's file), re-sharing the capacities whenever ranks finish.
@@ -270,33 +271,37 @@ def completion(
     Ranks due within ``batch`` (a fraction of the time to the next finish) finish in the same
     round; after ``max_rounds`` rounds the rest keep their last rates.  A rank with no known
     limit gets time 0 (nothing in the inventory bounds it).  ``start``: the rates of every rank
-    (``max_min(p, weight=weight)``) when the caller has them already.
+    (``max_min(p, weight=weight)``) when the caller has them already.  ``endless`` ranks
+    (other jobs' streams) never finish: they hold their share until the others are done, and
+    their time is ``inf``.
     """
     n = p.nranks
-    left = np.ones(n)
-    done_at = np.zeros(n)
+    forever: BoolArray = np.zeros(n, dtype=bool) if endless is None else endless
+    left = np.where(forever, np.inf, 1.0)
+    done_at = np.where(forever, np.inf, 0.0)
     alive = np.ones(n, dtype=bool)
     now = 0.0
     for _ in range(max_rounds):
-        if not alive.any():
+        if not (alive & ~forever).any():
             return done_at
         sh = start if start is not None and alive.all() else max_min(p, alive, weight)
         r = sh.rate
-        alive &= np.isfinite(r)  # no known limit: done at once
-        if not alive.any():
+        alive &= np.isfinite(r) | forever  # no known limit: done at once
+        if not (alive & ~forever).any():
             return done_at
-        with np.errstate(divide="ignore"):
-            due = np.where(alive & (r > 0), left / np.where(r > 0, r, 1.0), np.inf)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            due = np.where(alive & ~forever & (r > 0), left / np.where(r > 0, r, 1.0), np.inf)
         dt = float(due.min())
         if not np.isfinite(dt):
             break
-        finish = alive & (due <= dt * (1 + batch))
+        finish = alive & ~forever & (due <= dt * (1 + batch))
         now += dt
-        left = np.where(alive, left - r * dt, left)
+        left = np.where(alive & ~forever, left - r * dt, left)
         done_at[finish] = now + np.maximum(left[finish], 0) / np.maximum(r[finish], 1e-300)
         left[finish] = 0.0
         alive &= ~finish
-    if alive.any():
+    rest = alive & ~forever
+    if rest.any():
         sh = max_min(p, alive, weight)
-        done_at[alive] = now + left[alive] / np.maximum(sh.rate[alive], 1e-300)
+        done_at[rest] = now + left[rest] / np.maximum(sh.rate[rest], 1e-300)
     return done_at

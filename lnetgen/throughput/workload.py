@@ -17,6 +17,12 @@ Ranks are split over the chosen file systems in proportion to their OSTs (seed 0
   (seed 000 §5; one rank per node, every OSS the same number of ranks);
 * a node set (``"nid[00001-05184]"``): those clients, in node order.
 
+``background`` (a percentage) adds other jobs' I/O, which seed 004 measured under: that share
+of the clients outside the job (a random draw, seeded with ``seed``) each streams one
+single-stripe file to the job's OSTs in turn (from a random first one), for as long as the job
+runs.  They share every resource with the job's ranks and count in none of its figures
+(``with_background``).
+
 A workload is written as a YAML mapping (``--workload FILE``) or inline
 (``--workload pattern=shared-file,files=10,nodes=random``); the keys are the fields of
 :class:`WorkloadSpec`.
@@ -58,15 +64,22 @@ class WorkloadSpec:
     files: int = 1
     osts: str = ""  # OST indices to use ("0-11,24-35"), of the one file system named
     ost_choice: str = "index"  # index | nearest (seed 004: each rank's nearest free OST)
+    background: int = 0  # percent of the other clients streaming for other jobs (seed 004)
 
     def label(self) -> str:
         parts = [self.pattern, self.op, f"nodes={self.nodes}"]
         if self.filesystems:
             parts.append("fs=" + "+".join(self.filesystems))
+        if self.background:
+            parts.append(f"background={self.background}%")
         return f"{self.name} ({', '.join(parts)})"
 
 
-_INT_KEYS = {"ranks", "files_per_ost", "ranks_per_node", "seed", "stripe_count", "files"}
+_INT_KEYS = {
+    "ranks", "files_per_ost", "ranks_per_node", "seed", "stripe_count", "files", "background"
+}  # fmt: skip
+#: Upper bound of each integer key (a percentage for ``background``).
+_INT_MAX = {"background": 100}
 #: Keys whose value may hold commas: inline, only as the last key (``osts=0-11,24-35``).
 _LIST_KEYS = ("osts",)
 _KEYS = tuple(f.name for f in fields(WorkloadSpec))
@@ -85,8 +98,8 @@ def spec_from_mapping(data: Mapping[str, object], where: str = "--workload") -> 
                 n = int(str(value))
             except ValueError:
                 raise input_error("E-WORKLOAD", f"{where}: {key} must be an integer") from None
-            low = 0 if key in ("seed", "stripe_count") else 1
-            if n < low or n > 10_000_000:
+            low = 0 if key in ("seed", "stripe_count", "background") else 1
+            if n < low or n > _INT_MAX.get(key, 10_000_000):
                 raise input_error("E-WORKLOAD", f"{where}: {key} {n} is out of range")
             got[key] = n
         elif key == "filesystems":
@@ -383,3 +396,29 @@ def load_workload(arg: str) -> WorkloadSpec:
         key = next((k for k in src.data if f": {k} " in msg or f"{k} must" in msg), None)
         path: tuple[str, ...] = (str(key),) if key is not None else ()
         raise InputError([src.diag(path, "E-WORKLOAD", msg.split(": ", 1)[-1])]) from None
+
+
+def with_background(site: Site, spec: WorkloadSpec, ranks: Ranks) -> tuple[Ranks, int]:
+    """The job's ``ranks`` followed by ``spec.background`` % of the other clients, one
+    endless single-stripe stream each (see the module docstring); and the job's rank count."""
+    njob = len(ranks.node)
+    others = np.setdiff1d(np.arange(len(site.clients), dtype=np.int64), ranks.node)
+    n = len(others) * spec.background // 100
+    if n == 0:
+        return ranks, njob
+    rng = np.random.default_rng(spec.seed + 1)  # not the job's own draw
+    nodes = np.sort(rng.choice(others, size=n, replace=False))
+    nost = len(ranks.ost_label)
+    ost = (int(rng.integers(nost)) + np.arange(n, dtype=np.int64)) % nost
+    return (
+        Ranks(
+            spec,
+            np.concatenate([ranks.node, nodes]),
+            np.concatenate([ranks.pair_rank, njob + np.arange(n, dtype=np.int64)]),
+            np.concatenate([ranks.pair_ost, ost]),
+            np.concatenate([ranks.pair_w, np.ones(n)]),
+            ranks.ost_server,
+            ranks.ost_label,
+        ),
+        njob,
+    )
