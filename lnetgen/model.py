@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lnetgen.nodes import Net
-from lnetgen.rates import NO_RATES, Rates
+from lnetgen.rates import NO_RATES, Rate, Rates
 from lnetgen.target import NO_TARGETS, Targets
 
 
@@ -52,6 +52,8 @@ class Switch:
     spines: int
     guid: str = ""
     spine_guids: tuple[str, ...] = ()
+    #: its own ``ib_link``/``uplink`` rates, over the site's (``fabrics[].switches[].rates``)
+    rates: Rates = NO_RATES
 
     def leaf(self, name: str) -> Leaf | None:
         for leaf in self.leaves:
@@ -270,6 +272,12 @@ class Site:
                 if sw.name == name:
                     return sw
         return None
+
+    def switch_rate(self, component: str, switch: str) -> Rate | None:
+        """``ib_link`` or ``uplink`` on ``switch``: the switch's own rate, else the site's."""
+        sw = self.switch(switch)
+        own = sw.rates.get(component) if sw is not None else None
+        return own if own is not None else self.rates.get(component)
 
     def router(self, name: str) -> Router:
         for r in self.routers:

@@ -396,6 +396,62 @@ def test_background_is_a_percentage(text: str) -> None:
     assert "background" in exc.value.diagnostics[0].message
 
 
+def _with(text: str, old: str, new: str, tmp_path: Path) -> object:
+    assert old in text
+    f = tmp_path / "s.yaml"
+    f.write_text(text.replace(old, new))
+    site, diags = load_site(str(f))
+    assert site is not None, [d.message for d in diags]
+    return site, diags
+
+
+def test_a_switch_carries_its_own_rates(tmp_path: Path) -> None:
+    """fabrics[].switches[].rates over the site's: on the spine-links site (two ranks writing to
+    oss1 through baseline's routers) the director's own 1.5 GB/s uplinks give L01 6 GB/s,
+    which 2 x 2/3 of the ranks' rate fills at 4.5 GB/s each (9 in all); its own 5 GB/s ports
+    make oss1's port bind at 2.5 GB/s each (5 in all).  A rate the site leaves out but the
+    switch gives is not listed as unknown."""
+    text = SPINE.read_text()
+    kind = "        kind: director\n"
+    spec = parse_inline(ONE_OSS)
+    site, _ = _with(text, kind, kind + '        rates: {uplink: {rate: "1.5 GB/s", source: '
+                    '"test"}}\n', tmp_path)  # fmt: skip
+    p = predict(site, solve(site, "baseline"), spec)  # type: ignore[arg-type]
+    assert p.aggregate_mb_s == pytest.approx(9000.0)
+    assert p.bottleneck is not None and p.bottleneck.kind == "leaf uplinks"
+    site, _ = _with(text, kind, kind + '        rates: {ib_link: {rate: "5 GB/s", source: '
+                    '"test"}}\n', tmp_path)  # fmt: skip
+    p = predict(site, solve(site, "baseline"), spec)  # type: ignore[arg-type]
+    assert p.aggregate_mb_s == pytest.approx(5000.0)
+    assert p.bottleneck is not None and p.bottleneck.kind == "server port"
+    # the site gives no uplink rate, the switch does: the same 6 GB/s, nothing unknown there
+    no_site = text.replace(
+        '  uplink: {rate: "1 GB/s", source: "test: invented, slow on purpose"}\n', ""
+    )
+    site, _ = _with(no_site, kind, kind + '        rates: {uplink: {rate: "1 GB/s", source: '
+                    '"test"}}\n', tmp_path)  # fmt: skip
+    p = predict(site, solve(site, "baseline"), spec)  # type: ignore[arg-type]
+    assert p.aggregate_mb_s == pytest.approx(6000.0) and "leaf uplinks" not in p.unknown
+    site, _ = _with(no_site, kind, kind, tmp_path)  # neither gives it
+    p = predict(site, solve(site, "baseline"), spec)  # type: ignore[arg-type]
+    assert "leaf uplinks" in p.unknown
+
+
+def test_switch_rates_on_a_compute_fabric_are_ignored(tmp_path: Path) -> None:
+    text = SPINE.read_text()
+    tor = '{name: comp-tor1, kind: tor, ports: 36, uplinks: 0, guid: "0x0002c90100000002"'
+    site, diags = _with(text, tor, tor + ', rates: {uplink: {rate: "1 GB/s", source: "t"}}',
+                        tmp_path)  # fmt: skip
+    assert [d.code for d in diags if d.severity == "warning"] == ["W-RATES-SWITCH"]
+    assert site.switch("comp-tor1").rates.uplink is None  # type: ignore[attr-defined]
+    bad = tmp_path / "b.yaml"
+    bad.write_text(text.replace(tor, tor + ', rates: {oss: {rate: "1 GB/s", source: "t"}}'))
+    with pytest.raises(InputError) as exc:
+        load_site(str(bad))
+    [d] = exc.value.diagnostics
+    assert d.code == "E-SCHEMA-KEY" and "rates.oss" in d.path and "ib_link, uplink" in str(d.hint)
+
+
 def test_opensm_routes_the_storage_fabric() -> None:
     """The same site with OpenSM's own tables (ibsim): ftree routes every route to oss1 from
     L01 through one spine, as the hand-made routes above say."""

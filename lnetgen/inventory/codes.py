@@ -105,4 +105,5 @@ CODES: dict[str, str] = {
     "W-DFLY-UNUSED": "a router has a dragonfly place but the client side is not a dragonfly",
     "W-RATES-TORUS": "torus link rates on a site whose client side is not a torus (ignored)",
     "W-RATES-DRAGONFLY": "local or global link rates on a site that is not a dragonfly (ignored)",
+    "W-RATES-SWITCH": "rates on a switch of a compute fabric (its links are fabric_link; ignored)",
 }

@@ -15,6 +15,7 @@ from typing import Any
 
 from lnetgen.inventory.context import Context, Registry
 from lnetgen.inventory.messages import did_you_mean
+from lnetgen.inventory.rates import switch_rates
 from lnetgen.model import Attachment, Fabric, Leaf, OpenSMChoice, Switch
 from lnetgen.yamlsrc import Path
 
@@ -119,6 +120,7 @@ def check_fabrics(ctx: Context) -> Fabrics:
                     s.get("spines", 0),
                     s.get("guid", ""),
                     tuple(s.get("spine_guids", ())),
+                    switch_rates(ctx, s, p, f["role"]),
                 )
             )
         choice = _opensm(ctx, f, ("fabrics", fi), switches) if "opensm" in f else None

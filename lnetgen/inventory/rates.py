@@ -6,12 +6,19 @@ overriding the dimension).  E-RATES-TORUS: a direction left without a rate;
 W-RATES-TORUS: torus link rates on a site whose client side is not a torus, W-RATES-DRAGONFLY:
 ``local_link``/``global_link`` on one that is not a dragonfly (both would be ignored).  Adds
 ``Site.rates``.
+
+A switch may carry its own ``ib_link`` and ``uplink`` (``fabrics[].switches[].rates``, read by
+``switch_rates``): a director of another generation, a faster TOR.  They apply to the hosts'
+ports on that switch and to its leaf-to-spine links, over the site's figures.  Per switch, not
+per leaf module: the line cards of one chassis run at one rate.  W-RATES-SWITCH: rates on a
+switch of a compute fabric, whose links are ``rates.fabric_link`` (ignored).
 """
 
 from __future__ import annotations
 
 from lnetgen.inventory.context import Context
 from lnetgen.rates import COMPONENTS, DIRECTION_KEYS, NO_RATES, Rate, Rates, parse_rate
+from lnetgen.yamlsrc import Path
 
 #: The rates that only a dragonfly client side uses.
 DRAGONFLY_KEYS = ("local_link", "global_link")
@@ -47,6 +54,28 @@ def check_rates(ctx: Context, has_torus: bool, has_dragonfly: bool = False) -> R
         else:
             torus = _torus(ctx, tl)
     return Rates(torus_link=torus, **got)
+
+
+def switch_rates(ctx: Context, spec: dict[str, object], path: Path, role: str) -> Rates:
+    """A switch's own ``rates`` (``ib_link``, ``uplink``); none on a compute fabric's switch."""
+    given = spec.get("rates")
+    if not isinstance(given, dict) or not given:
+        return NO_RATES
+    if role != "storage":
+        ctx.warn(
+            (*path, "rates"),
+            "W-RATES-SWITCH",
+            f"rates on switch {spec['name']} of a compute fabric: ignored (its links are "
+            "rates.fabric_link)",
+        )
+        return NO_RATES
+    got: dict[str, Rate] = {}
+    for key, entry in given.items():
+        try:
+            got[str(key)] = Rate(parse_rate(str(entry["rate"])), str(entry["source"]))
+        except (KeyError, TypeError, ValueError) as exc:  # the schema reports it as well
+            ctx.err((*path, "rates", str(key)), "E-RATES", str(exc))
+    return Rates(**got)  # type: ignore[arg-type]
 
 
 def _torus(ctx: Context, tl: dict[str, object]) -> tuple[Rate, ...] | None:

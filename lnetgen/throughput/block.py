@@ -8,10 +8,11 @@ in leaf order; the routers of module *k* (name order) meet the servers of module
 ``shift`` (name order, modulo the modules of that switch) one to one.  ``shift`` 0 is the
 uncongested test.
 
-Resources, each at the site's rate (``lnetgen.throughput.predict``'s kinds): the router's and
-the server's ports (``ib_link``, one link per port), the server (``oss``: on Spider the share of
-the DDN singlet behind it) and, when the pair sits on different modules, either OpenSM's spine
-links (``storage_routes``, the simulated forwarding tables) or the modules' pooled uplinks.
+Resources, each at the site's rate or its switch's (``lnetgen.throughput.predict``'s kinds):
+the router's and the server's ports (``ib_link``, one link per port), the server (``oss``: on
+Spider the share of the DDN singlet behind it) and, when the pair sits on different modules,
+either OpenSM's spine links (``storage_routes``, the simulated forwarding tables) or the
+modules' pooled uplinks.
 Every stream runs at its max-min fair rate; the aggregate is their sum (the test streams for a
 fixed time).
 """
@@ -27,6 +28,7 @@ import scipy.sparse as sp
 from lnetgen.diagnostics import Diagnostic, InputError
 from lnetgen.model import Site
 from lnetgen.throughput.fabric import FabricRoutes
+from lnetgen.throughput.links import port_caps, uplink_caps
 from lnetgen.throughput.share import Problem, max_min
 
 
@@ -72,23 +74,9 @@ def block_test(
     pairs = block_pairs(site, filesystem, shift)
     leaf = {r.name: r.storage_ports[0].attach for r in site.routers}
     leaf.update({s.name: s.attach for s in site.servers})
-    ports = {r.name: len(r.storage_ports) for r in site.routers}
-    ports.update({s.name: len(s.ports) for s in site.servers})
-    rates = site.rates
     names: list[tuple[str, str]] = []
     caps: list[float] = []
     entries: list[tuple[int, int]] = []
-
-    def rate(field: str, links: int = 1) -> float:
-        r = rates.get(field)
-        return links * r.mb_s if r is not None else np.inf
-
-    def pooled(switch: str, leaf_name: str) -> float:
-        """A module's uplinks together; a TOR (none) crosses a core lnetgen does not know."""
-        sw = site.switch(switch)
-        lf = sw.leaf(leaf_name) if sw is not None else None
-        return rate("uplink", lf.uplinks) if lf is not None and lf.uplinks else np.inf
-
     ids: dict[tuple[str, str], int] = {}
 
     def use(k: int, kind: str, name: str, cap: float) -> None:
@@ -98,20 +86,26 @@ def block_test(
             caps.append(cap)
         entries.append((ids[(kind, name)], k))
 
+    def uplink(switch: str) -> float:
+        r = site.switch_rate("uplink", switch)
+        return r.mb_s if r is not None else np.inf
+
+    oss = site.rates.oss.mb_s if site.rates.oss is not None else np.inf
     for k, (r, s) in enumerate(pairs):
-        use(k, "router port", r, rate("ib_link", ports[r]))
-        use(k, "server port", s, rate("ib_link", ports[s]))
-        use(k, "oss", s, rate("oss"))
+        use(k, "router port", r, float(port_caps(site, [r])[0]))
+        use(k, "server port", s, float(port_caps(site, [s])[0]))
+        use(k, "oss", s, oss)
         a, b = leaf[r], leaf[s]
         if (a.switch, a.leaf) == (b.switch, b.leaf):
             continue
         path = routes.paths.get((r, s)) if routes is not None else None
         if path:
             for lk in path[1:-1]:
-                use(k, "spine link", lk, rate("uplink"))
+                use(k, "spine link", lk, uplink(lk.split("/")[0]))
             continue
-        use(k, "leaf uplinks", f"{a.switch}/{a.leaf}", pooled(a.switch, a.leaf))
-        use(k, "leaf downlinks", f"{b.switch}/{b.leaf}", pooled(b.switch, b.leaf))
+        for kind, at in (("leaf uplinks", a), ("leaf downlinks", b)):
+            label = f"{at.switch}/{at.leaf}"
+            use(k, kind, label, float(uplink_caps(site, [label])[0]))
     rows, cols = zip(*entries, strict=True) if entries else ((), ())
     matrix = sp.csr_matrix(
         (np.ones(len(rows)), (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),

@@ -29,18 +29,24 @@ head-of-line blocking inside a switch, read-ahead and write-back caches.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 import scipy.sparse as sp
 
-from lnetgen import topology
 from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.rates import Rates
 from lnetgen.throughput.fabric import FabricRoutes
+from lnetgen.throughput.links import (
+    dragonfly_links,
+    fabric_links,
+    leaf_uplinks,
+    port_caps,
+    spine_links,
+    uplink_caps,
+)
 from lnetgen.throughput.share import FULL, Problem, Torus, completion, max_min
 from lnetgen.throughput.workload import Ranks, WorkloadSpec, build_ranks, with_background
 from lnetgen.traffic import IntArray, PlanIndex, index_plan
@@ -136,23 +142,7 @@ class Prediction:
 class _Built:
     problem: Problem
     names: tuple[tuple[str, str], ...]  # per resource: (kind, name)
-    kinds_used: frozenset[str]
-
-
-def _storage_ports(site: Site) -> dict[str, int]:
-    """Router and server name -> its ports on the storage fabric: the first and its Multi-Rail
-    rails, whose links LNet uses together (one ``port`` resource of that many links)."""
-    out = {r.name: len(r.storage_ports) for r in site.routers}
-    out.update({s.name: len(s.ports) for s in site.servers})
-    return out
-
-
-def _leaf_of(site: Site, label: str) -> tuple[str, int]:
-    """(``switch/leaf`` label, uplink count) -- 0 uplinks for a TOR or an unknown leaf."""
-    switch, _, leaf = label.partition("/")
-    sw = site.switch(switch)
-    lf = sw.leaf(leaf) if sw is not None and leaf else None
-    return label, (lf.uplinks if lf is not None else 0)
+    unknown: frozenset[str]  # kinds of which a resource crossed has no known rate
 
 
 def _build(
@@ -203,7 +193,7 @@ def _build(
     rows: list[IntArray] = []
     cols: list[IntArray] = []
     vals: list[FloatArray] = []
-    used: set[str] = set()
+    unknown: set[str] = set()
 
     def add(
         kind: str,
@@ -213,12 +203,13 @@ def _build(
         subs: IntArray | None = None,
     ) -> None:
         """Resources ``labels`` of ``kind``; subflow s crosses ``ids[s]`` (-1: none), or
-        with ``subs`` subflow ``subs[i]`` crosses ``ids[i]``.  Kinds whose rate is unknown are
-        noted and left out: they limit nothing."""
+        with ``subs`` subflow ``subs[i]`` crosses ``ids[i]``.  A resource whose rate is unknown
+        limits nothing, and its kind is noted."""
         on = ids >= 0
         if not on.any():
             return
-        used.add(kind)
+        if not np.isfinite(cap_each[np.unique(ids[on])]).all():
+            unknown.add(kind)  # some resource crossed has no known rate
         if not np.isfinite(cap_each).any():
             return
         which = subs[on] if subs is not None else np.nonzero(on)[0]
@@ -233,6 +224,10 @@ def _build(
         r = rates.get(RATE_OF[kind])
         return r.mb_s if r is not None else np.inf
 
+    def uplink_rate(switch: str) -> float:
+        r = site.switch_rate("uplink", switch)
+        return r.mb_s if r is not None else np.inf
+
     nodes, node_ix = np.unique(ranks.node, return_inverse=True)
     names_of = ix.site.clients.names
     add(
@@ -242,36 +237,32 @@ def _build(
         node_ix[sub_rank],
     )
     if fabric_routes is not None and site.torus is None:
-        _fabric_links(ix, ranks, op, fabric_routes, sub_rank, sub_router, add, rate("fabric link"))
+        fabric_links(ix, ranks, op, fabric_routes, sub_rank, sub_router, add, rate("fabric link"))
     if site.dragonfly is not None and site.clients.switch is not None:
-        _dragonfly_links(ix, ranks, op, sub_rank, sub_router, add, rate)
+        dragonfly_links(ix, ranks, op, sub_rank, sub_router, add, rate)
     add("router", list(ix.routers), np.full(R, rate("router")), sub_router)
-    ports = _storage_ports(site)
-    r_ports = np.asarray([ports.get(n, 1) for n in ix.routers], dtype=np.float64)
-    add("router port", list(ix.routers), r_ports * rate("router port"), sub_router)
+    add("router port", list(ix.routers), port_caps(site, ix.routers), sub_router)
     leaves = sorted(set(ix.router_leaf) | set(ix.server_leaf))
     leaf_id = {lab: k for k, lab in enumerate(leaves)}
-    uplinks = np.asarray([_leaf_of(site, lab)[1] for lab in leaves], dtype=np.float64)
+    ucap = uplink_caps(site, leaves)
+    has_up = np.asarray([leaf_uplinks(site, lab) > 0 for lab in leaves], dtype=bool)
     r_leaf = np.asarray([leaf_id[lab] for lab in ix.router_leaf], dtype=np.int64)[sub_router]
     s_leaf = np.asarray([leaf_id[lab] for lab in ix.server_leaf], dtype=np.int64)[sub_srv]
     cross = r_leaf != s_leaf
     if storage_routes is not None:
         # crossings OpenSM routes inside one switch take their own spine links instead
-        cross &= ~_spine_links(ix, op, storage_routes, sub_router, sub_srv, add,
-                               rate("spine link"))  # fmt: skip
+        cross &= ~spine_links(ix, op, storage_routes, sub_router, sub_srv, add, uplink_rate)
     up_leaf = r_leaf if op == "write" else s_leaf
     down_leaf = s_leaf if op == "write" else r_leaf
     # a leaf without uplinks (a TOR): the crossing goes through a core lnetgen does not know
-    ucap = np.where(uplinks > 0, np.maximum(uplinks, 1) * rate("leaf uplinks"), np.inf)
-    add("leaf uplinks", leaves, ucap, np.where(cross & (uplinks[up_leaf] > 0), up_leaf, -1))
-    add("leaf downlinks", leaves, ucap, np.where(cross & (uplinks[down_leaf] > 0), down_leaf, -1))
-    s_ports = np.asarray([ports.get(n, 1) for n in ix.servers], dtype=np.float64)
-    add("server port", list(ix.servers), s_ports * rate("server port"), sub_srv)
+    add("leaf uplinks", leaves, ucap, np.where(cross & has_up[up_leaf], up_leaf, -1))
+    add("leaf downlinks", leaves, ucap, np.where(cross & has_up[down_leaf], down_leaf, -1))
+    add("server port", list(ix.servers), port_caps(site, ix.servers), sub_srv)
     add("oss", list(ix.servers), np.full(S, rate("oss")), sub_srv)
     if rates.ost is not None:
         add("ost", list(ranks.ost_label), np.full(len(ranks.ost_label), rate("ost")), p_ost[owner])
     else:
-        used.add("ost")
+        unknown.add("ost")
 
     nres = len(names)
     use = sp.csr_matrix(
@@ -296,122 +287,7 @@ def _build(
         src, dst = (c_chip, r_chip) if op == "write" else (r_chip, c_chip)
         torus = Torus.build(t.dims, t.routing, sub_rank, src, dst, sub_w, link_cap)
     problem = Problem(len(ranks.node), use, np.asarray(caps, dtype=np.float64), torus)
-    return _Built(problem, tuple(names), frozenset(used))
-
-
-def _route_links(
-    kind: str,
-    key: IntArray,
-    path_of: Callable[[int], Sequence[str]],
-    add: Callable[[str, Sequence[str], FloatArray, IntArray, IntArray], None],
-    cap: float,
-) -> npt.NDArray[np.bool_]:
-    """Subflow ``s`` crosses the links ``path_of(key[s])`` names: each distinct link one
-    resource of ``kind`` at ``cap``, each distinct key's path looked up once.  Returns which
-    subflows cross at least one link."""
-    ukey, inv = np.unique(key, return_inverse=True)
-    link_id: dict[str, int] = {}
-    per_key = [[link_id.setdefault(lk, len(link_id)) for lk in path_of(k)] for k in ukey.tolist()]
-    crossed = np.asarray([bool(p) for p in per_key], dtype=bool)
-    if link_id:
-        labels = sorted(link_id, key=link_id.__getitem__)
-        width = max(len(p) for p in per_key)
-        table = np.full((len(per_key), width), -1, dtype=np.int64)
-        for i, p in enumerate(per_key):
-            table[i, : len(p)] = p
-        per_sub = table[inv]  # (subflows, width)
-        subs = np.repeat(np.arange(len(inv), dtype=np.int64), width)
-        add(kind, labels, np.full(len(labels), cap), per_sub.reshape(-1), subs)
-    return crossed[inv]
-
-
-def _fabric_links(
-    ix: PlanIndex,
-    ranks: Ranks,
-    op: str,
-    routes: FabricRoutes,
-    sub_rank: IntArray,
-    sub_router: IntArray,
-    add: Callable[[str, Sequence[str], FloatArray, IntArray, IntArray], None],
-    cap: float,
-) -> None:
-    """The compute fabric's links on each subflow's route (client <-> its router), as
-    ``fabric link`` resources; a route OpenSM left out adds nothing."""
-    names = ix.site.clients.names
-    R = len(ix.routers)
-
-    def path_of(k: int) -> Sequence[str]:
-        c, r = names[k // R], ix.routers[k % R]
-        return routes.paths.get((c, r) if op == "write" else (r, c)) or ()
-
-    _route_links("fabric link", ranks.node[sub_rank] * R + sub_router, path_of, add, cap)
-
-
-def _spine_links(
-    ix: PlanIndex,
-    op: str,
-    routes: FabricRoutes,
-    sub_router: IntArray,
-    sub_srv: IntArray,
-    add: Callable[[str, Sequence[str], FloatArray, IntArray, IntArray], None],
-    cap: float,
-) -> npt.NDArray[np.bool_]:
-    """The storage fabric's switch-to-switch links on each subflow's route (router <-> server,
-    as OpenSM routes it inside one switch), as ``spine link`` resources; returns which
-    subflows have such a route (the others keep the pooled leaf uplinks)."""
-    S = len(ix.servers)
-
-    def path_of(k: int) -> Sequence[str]:
-        r, s = ix.routers[k // S], ix.servers[k % S]
-        path = routes.paths.get((r, s) if op == "write" else (s, r))
-        # the first and last links are the hosts' own cables (router port, server port)
-        return path[1:-1] if path else ()
-
-    return _route_links("spine link", sub_router * S + sub_srv, path_of, add, cap)
-
-
-def _dragonfly_links(
-    ix: PlanIndex,
-    ranks: Ranks,
-    op: str,
-    sub_rank: IntArray,
-    sub_router: IntArray,
-    add: Callable[[str, Sequence[str], FloatArray, IntArray], None],
-    rate: Callable[[str], float],
-) -> None:
-    """The dragonfly links on each subflow's minimal route (client <-> its router): the local
-    links between two switches of one group, or the global links between two groups, each
-    bundle (``local_links``, ``global_links`` of them) one resource per direction.  A route
-    between groups takes no local link here: the global links of a group are spread over its
-    switches and adaptive routing spreads the local hops to them (not modelled)."""
-    site = ix.site
-    dfly = site.dragonfly
-    assert dfly is not None and site.clients.switch is not None
-    S, G = dfly.switches, dfly.groups
-    assert ix.router_switch is not None
-    c = site.clients.switch[ranks.node[sub_rank]].astype(np.int64)
-    r = ix.router_switch[sub_router]
-    src, dst = (c, r) if op == "write" else (r, c)
-    known = (src >= 0) & (dst >= 0)
-    hops = topology.dragonfly_hops(src, dst, S)
-    local = known & (hops == 3)
-    glob = known & (hops == topology.DRAGONFLY_GLOBAL_HOPS)
-
-    def bundle(
-        kind: str, on: npt.NDArray[np.bool_], key: IntArray, label: Callable[[int], str], links: int
-    ) -> None:
-        if not on.any():
-            return
-        used, ids = np.unique(key[on], return_inverse=True)
-        full = np.full(len(key), -1, dtype=np.int64)
-        full[on] = ids
-        labels = [label(int(k)) for k in used.tolist()]
-        add(kind, labels, np.full(len(labels), links * rate(kind)), full)
-
-    bundle("local link", local, src * S + dst % S,
-           lambda k: f"{dfly.label(k // S)}->s{k % S:02d}", dfly.local_links)  # fmt: skip
-    bundle("global link", glob, (src // S) * G + dst // S,
-           lambda k: f"g{k // G}->g{k % G}", dfly.global_links)  # fmt: skip
+    return _Built(problem, tuple(names), frozenset(unknown))
 
 
 def predict(
@@ -446,9 +322,7 @@ def predict(
     bounded = np.isfinite(sh.rate) & (sh.frozen_by != -1)
     served = p.served & job
     torus_note = _torus_note(site)
-    unknown = tuple(
-        k for k in KINDS if k in built.kinds_used and site.rates.get(RATE_OF[k]) is None
-    )
+    unknown = tuple(k for k in KINDS if k in built.unknown)
     if site.torus is not None and site.rates.torus_link is None:
         unknown = ("torus link", *unknown)
     bounds = _bounds(p, built)
