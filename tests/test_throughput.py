@@ -493,6 +493,35 @@ def test_opensm_routes_share_the_spine_port_on_wolf() -> None:
     assert before["aggregate_mb_s"] < 0.4 * after["aggregate_mb_s"]
 
 
+def test_compare_and_report_take_opensm(tmp_path: Path) -> None:
+    """compare and report predict with the same --opensm as analyze.  By hand on the
+    spine-links site, baseline, the default workload (one rank per OST, OSTs 0-1 on oss1,
+    2-3 on oss2): pooled, L01's 4 GB/s of uplinks carry 4 x 2/3 of the rank rate, 1.5 GB/s
+    each, 6 in all; OpenSM routes oss1 and oss2 from L01 over one 1 GB/s link each, which
+    2 x 2/3 of the rank rate fills at 750 MB/s, 3 GB/s in all."""
+    from lnetgen.cli.compare import compare_cmd
+    from lnetgen.cli.report import command as report_cmd
+    from lnetgen.fabric.simulate import missing_tools
+
+    if missing_tools():
+        pytest.skip(f"needs {', '.join(missing_tools())} (.ci/run installs them)")
+    args = [str(SPINE), "--strategies", "baseline", "-q", "--format", "json"]
+    pooled = json.loads(CliRunner().invoke(compare_cmd, args).stdout)[0]
+    assert pooled["write_mb_s"] == pytest.approx(6000.0) and pooled["opensm"] == ""
+    res = CliRunner().invoke(compare_cmd, [*args, "--opensm", "none"])
+    assert res.exit_code == 0, res.output
+    [row] = json.loads(res.stdout)
+    assert row["write_mb_s"] == pytest.approx(3000.0)
+    assert row["opensm"] == "compute-ib, storage-ib (none settings)"
+    out = tmp_path / "r.html"
+    res = CliRunner().invoke(
+        report_cmd, [str(SPINE), "-s", "baseline", "-q", "--opensm", "none", "-o", str(out)]
+    )
+    assert res.exit_code == 0, res.output
+    html = out.read_text()
+    assert "3.0 / 3.0 GB/s" in html and "simulated routes of compute-ib, storage-ib" in html
+
+
 def test_nearest_osts_are_distinct_and_nearest() -> None:
     """ost_choice=nearest: every rank gets a distinct OST, and no rank's OST is farther (hops
     to its gateways) than one left free."""

@@ -18,6 +18,7 @@ from lnetgen.progress import NO_PROGRESS, Progress, counted
 from lnetgen.solve import kept_nets, solve, strategy_names
 from lnetgen.strategies import SolveError
 from lnetgen.throughput import DEFAULT, WorkloadSpec
+from lnetgen.throughput.fabric import FabricRoutes
 from lnetgen.traffic.dragonfly import GroupFlows
 from lnetgen.traffic.index import index_plan
 from lnetgen.traffic.settings import Settings, rounded, settings_for
@@ -65,6 +66,7 @@ class CompareRow:
     write_mb_s: float | None = None
     read_mb_s: float | None = None
     bottleneck: str = ""  # of the writes: "kind name (utilisation)"
+    opensm: str = ""  # the fabrics whose OpenSM routes the predictions follow
     # with ``since``: the churn from the older inventory's plan (lnetgen.analyze.churn)
     churn: Churn | None = None
     # on a dragonfly client side: where the write flows go (lnetgen.traffic.dragonfly)
@@ -102,13 +104,17 @@ def compare(
     since: Site | None = None,
     progress: Progress = NO_PROGRESS,
     workload: WorkloadSpec | None = DEFAULT,
+    fabric_routes: FabricRoutes | None = None,
+    storage_routes: FabricRoutes | None = None,
 ) -> list[CompareRow]:
     """Solve ``site`` with every strategy (or ``strategies``) and analyze each the same way.
 
     ``uniform_torus`` False leaves out the torus loads of the uniform workload (the costly
     part: every client to every router); the placed/default/random loads are always computed
     on a torus site.  ``since`` (an older inventory of the site) adds each strategy's churn:
-    how many of the clients both hold change routes, and how many routes."""
+    how many of the clients both hold change routes, and how many routes.  ``fabric_routes``
+    and ``storage_routes``: OpenSM's routes for the predictions (``lnetgen.throughput.fabric``),
+    the same for every layout."""
     settings = settings or settings_for(site)
     rows: list[CompareRow] = []
     names = list(strategies or strategy_names())
@@ -125,7 +131,14 @@ def compare(
             continue
         ix = index_plan(site, plan, settings)
         a = analyze(
-            site, plan, settings=settings, index=ix, torus=uniform_torus, throughput=workload
+            site,
+            plan,
+            settings=settings,
+            index=ix,
+            torus=uniform_torus,
+            throughput=workload,
+            fabric_routes=fabric_routes,
+            storage_routes=storage_routes,
         )
         kw: dict[str, Any] = {}
         if site.torus is None:
@@ -170,6 +183,7 @@ def compare(
             )
         for pred in a.throughput:
             kw[f"{pred.op}_mb_s"] = pred.aggregate_mb_s
+            kw["opensm"] = pred.opensm
             b = pred.bottleneck
             if pred.op == "write" and b is not None:
                 kw["bottleneck"] = f"{b.kind} {b.name} ({100 * b.utilisation:.0f} %)"

@@ -23,6 +23,8 @@ from lnetgen.cli.common import (
     handles_input_errors,
     model_options,
     nodeset_option,
+    opensm_option,
+    opensm_routes,
     progress_bars,
     quiet_option,
     site_argument,
@@ -34,9 +36,7 @@ from lnetgen.cli.siteplan import format_option, load_plan, model_settings, num, 
 
 if TYPE_CHECKING:  # the library is imported lazily at run time
     from lnetgen.analyze import Analysis, LinkStats
-    from lnetgen.model import Site
     from lnetgen.throughput import Prediction
-    from lnetgen.throughput.fabric import FabricRoutes
     from lnetgen.traffic.dragonfly import DragonflyReport
 
 
@@ -72,15 +72,7 @@ def pct(x: float) -> str:
     help="torus links share fairly, or as SeaStar without packet age: a stream H hops away "
     "gets 2^-H of a near one's share (seed 000 s4)",
 )
-@click.option(
-    "--opensm",
-    type=click.Choice(["recorded", "none"]),
-    default=None,
-    help="route the InfiniBand fabrics as OpenSM does: simulate them (ibsim) with the "
-    "inventory's recorded OpenSM settings or none, and share their links among the ranks -- "
-    "a fat-tree compute fabric's, and the storage fabric's spine links in place of pooled "
-    "uplinks (needs opensm and ibsim)",
-)
+@opensm_option
 @quiet_option
 @handles_input_errors()
 def analyze_cmd(
@@ -114,7 +106,7 @@ def analyze_cmd(
 
     spec = workload_spec(workload)
     site_obj, plan = load_plan(site, strategy, plan_path, force)
-    routes, storage = _fabric_routes(site_obj, opensm) if opensm else (None, None)
+    routes, storage = opensm_routes(site_obj, opensm)
     result = analyze(
         site_obj,
         plan,
@@ -133,20 +125,6 @@ def analyze_cmd(
             click.echo(line)
     lost = result.failure is not None and any(p.status == LOST for p in result.failure.pairs)
     sys.exit(EXIT_FINDINGS if (result.findings or lost) else EXIT_OK)
-
-
-def _fabric_routes(site: Site, settings: str) -> tuple[FabricRoutes | None, FabricRoutes | None]:
-    """The compute fabric's and the storage fabric's simulated routes for ``--opensm`` (None
-    where the site has no such fabric); exit 2 when OpenSM cannot run."""
-    from lnetgen.diagnostics import UsageError, usage
-    from lnetgen.fabric.simulate import SimError
-    from lnetgen.throughput.fabric import simulated_routes, storage_routes
-
-    try:
-        compute = simulated_routes(site, settings) if site.client_fabric else None
-        return compute, storage_routes(site, settings)
-    except SimError as exc:
-        raise UsageError([usage("--opensm", str(exc))]) from None
 
 
 def _link_line(label: str, st: LinkStats, saturation: float) -> list[str]:

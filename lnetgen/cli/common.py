@@ -26,7 +26,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT = 0, 1, 2
 
 if TYPE_CHECKING:
+    from lnetgen.model import Site
     from lnetgen.throughput import WorkloadSpec
+    from lnetgen.throughput.fabric import FabricRoutes
 
 
 def print_diags(diags: Iterable[Diagnostic], err: bool = True) -> None:
@@ -311,6 +313,37 @@ def workload_spec(arg: str | None) -> WorkloadSpec | None:
         return DEFAULT if arg is None else load_workload(arg)
     except InputError as exc:
         raise as_input_error(exc) from None
+
+
+def opensm_option(fn: F) -> F:
+    """``--opensm recorded|none``: route the InfiniBand fabrics by OpenSM's simulated tables."""
+    return click.option(
+        "--opensm",
+        type=click.Choice(["recorded", "none"]),
+        default=None,
+        help="route the InfiniBand fabrics as OpenSM does: simulate them (ibsim) with the "
+        "inventory's recorded OpenSM settings or none, and share their links among the ranks "
+        "-- a fat-tree compute fabric's, and the storage fabric's spine links in place of "
+        "pooled uplinks (needs opensm and ibsim)",
+    )(fn)
+
+
+def opensm_routes(
+    site: Site, settings: str | None
+) -> tuple[FabricRoutes | None, FabricRoutes | None]:
+    """The compute fabric's and the storage fabric's simulated routes for ``--opensm`` (None
+    where the site has no such fabric, or without the option); exit 2 when OpenSM cannot
+    run."""
+    from lnetgen.fabric.simulate import SimError
+    from lnetgen.throughput.fabric import simulated_routes, storage_routes
+
+    if settings is None:
+        return None, None
+    try:
+        compute = simulated_routes(site, settings) if site.client_fabric else None
+        return compute, storage_routes(site, settings)
+    except SimError as exc:
+        raise UsageError([usage("--opensm", str(exc))]) from None
 
 
 def quiet_option(fn: F) -> F:

@@ -15,6 +15,8 @@ from lnetgen.cli.common import (
     EXIT_OK,
     handles_input_errors,
     model_options,
+    opensm_option,
+    opensm_routes,
     print_diags,
     progress_bars,
     quiet_option,
@@ -49,6 +51,7 @@ if TYPE_CHECKING:  # the library is imported lazily at run time
 )
 @model_options
 @workload_option
+@opensm_option
 @quiet_option
 @handles_input_errors()
 def compare_cmd(
@@ -61,6 +64,7 @@ def compare_cmd(
     ost_mb_s: float | None,
     weight_by: str,
     workload: str | None,
+    opensm: str | None,
     quiet: bool,
 ) -> None:
     """Solve SITE with every strategy and compare them, one row per strategy.
@@ -96,6 +100,7 @@ def compare_cmd(
     if since is not None:
         old, old_warnings = load_site(since)
         print_diags(old_warnings)
+    routes, storage = opensm_routes(site_obj, opensm)
     rows = compare(
         site_obj,
         names,
@@ -104,6 +109,8 @@ def compare_cmd(
         since=old,
         progress=progress_bars(quiet),
         workload=workload_spec(workload),
+        fabric_routes=routes,
+        storage_routes=storage,
     )
     if fmt == "json":
         click.echo(json.dumps([r.as_dict() for r in rows], indent=1, sort_keys=True))
@@ -154,6 +161,9 @@ def format_compare(rows: list[CompareRow]) -> list[str]:
         "write/read: predicted bandwidth of the workload as IOR reports it (lnetgen.throughput; "
         "n/a where the site gives no rate that bounds it)"
     )
+    routed = next((r.opensm for r in rows if r.opensm), "")
+    if routed:
+        out.append(f"  following OpenSM's simulated routes of {routed}")
     return out + _dragonfly_lines(rows) + _churn_lines(rows)
 
 

@@ -14,6 +14,8 @@ from lnetgen.cli.common import (
     STRATEGY_OPT,
     handles_input_errors,
     model_options,
+    opensm_option,
+    opensm_routes,
     print_diags,
     progress_bars,
     quiet_option,
@@ -61,6 +63,7 @@ from lnetgen.cli.common import (
 )
 @model_options
 @workload_option
+@opensm_option
 @quiet_option
 @handles_input_errors(writes=True)
 def command(
@@ -75,6 +78,7 @@ def command(
     ost_mb_s: float | None,
     weight_by: str,
     workload: str | None,
+    opensm: str | None,
     quiet: bool,
 ) -> None:
     """Write one self-contained HTML file of pictures for the plan of SITE.
@@ -126,6 +130,7 @@ def command(
         max_slices=max_slices,
         progress=progress_bars(quiet),
         workload=spec,
+        routes=opensm_routes(site_obj, opensm),
     )
     html = render_html(report)
     write_file(out, html)

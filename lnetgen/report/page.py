@@ -26,6 +26,7 @@ from lnetgen.report.solved import IntArray, Solved, Unsolved, solve_all
 from lnetgen.report.svg import fmt, pct
 from lnetgen.report.torus import heat_legend, heat_scale, torus_phases
 from lnetgen.throughput import DEFAULT, Prediction, WorkloadSpec
+from lnetgen.throughput.fabric import FabricRoutes
 from lnetgen.traffic.settings import mb_s, settings_for
 
 #: Default caps: switch boxes drawn per strategy, torus slices drawn per direction.
@@ -156,13 +157,19 @@ def _facts(site: Site) -> tuple[tuple[str, str], ...]:
     return tuple(facts)
 
 
-def _model(settings: Settings) -> str:
-    """The traffic model in one sentence."""
+def _model(settings: Settings, routes: tuple[FabricRoutes | None, ...] = ()) -> str:
+    """The traffic model in one sentence (two when OpenSM's routes feed the predictions)."""
+    routed = [r for r in routes if r is not None]
     return (
         f"Uniform workload: every client reads and writes an equal share of every OST's "
         f"stream; one flow = one OST at {mb_s(settings.ost_mb_s)} (counted by "
         f"{settings.weight_by}); a torus link saturates above {fmt(settings.saturation)} flows "
         f"({mb_s(settings.link_mb_s)} / {mb_s(settings.ost_mb_s)})."
+    ) + (
+        f" Predicted bandwidth follows OpenSM's simulated routes of "
+        f"{', '.join(r.fabric for r in routed)} ({routed[0].settings} settings)."
+        if routed
+        else ""
     )
 
 
@@ -176,11 +183,14 @@ def build_report(
     max_slices: int | None = None,
     progress: Progress = NO_PROGRESS,
     workload: WorkloadSpec | None = DEFAULT,
+    routes: tuple[FabricRoutes | None, FabricRoutes | None] = (None, None),
 ) -> Report:
     """Solve ``site`` with each of ``strategies`` (one: a single-strategy report; more: the
     strategies side by side), analyze each plan, and lay out every picture.  ``warnings`` are
     the inventory's validation warnings, listed at the end.  A strategy that cannot be solved
-    gets a row saying why.  Raises ``InputError`` when a plan does not match the site."""
+    gets a row saying why.  ``routes``: OpenSM's compute and storage fabric routes for the
+    predictions (``lnetgen.throughput.fabric``).  Raises ``InputError`` when a plan does not
+    match the site."""
     if not strategies:
         raise input_error("E-USAGE", "no strategy to report on")
     settings = settings or settings_for(site)
@@ -193,7 +203,7 @@ def build_report(
     max_slices = (
         max_slices if max_slices is not None else (COMPARE_MAX_SLICES if compare else MAX_SLICES)
     )
-    items = solve_all(site, strategies, settings, progress, workload)
+    items = solve_all(site, strategies, settings, progress, workload, routes)
     solved = [it for it in items if isinstance(it, Solved)]
     sat = settings.saturation
     # shared scales, so that strategies compare at a glance
@@ -233,7 +243,7 @@ def build_report(
         digest=site.digest[:16],
         mode="compare" if compare else "single",
         facts=_facts(site),
-        model=_model(settings),
+        model=_model(settings, routes),
         summary=_summary(site, items),
         failure_chart=failure_chart(solved),
         views=tuple(views),

@@ -27,6 +27,7 @@ from lnetgen.plan import Plan
 from lnetgen.progress import NO_PROGRESS, Progress
 from lnetgen.strategies import SolveError
 from lnetgen.throughput import DEFAULT, WorkloadSpec
+from lnetgen.throughput.fabric import FabricRoutes
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -70,9 +71,10 @@ def solve_all(
     settings: Settings,
     progress: Progress = NO_PROGRESS,
     workload: WorkloadSpec | None = DEFAULT,
+    routes: tuple[FabricRoutes | None, FabricRoutes | None] = (None, None),
 ) -> list[Solved | Unsolved]:
-    """Each of ``strategies`` solved and analyzed (bandwidth of ``workload`` predicted), in
-    order (one tick each)."""
+    """Each of ``strategies`` solved and analyzed (bandwidth of ``workload`` predicted, with
+    OpenSM's compute and storage ``routes`` where given), in order (one tick each)."""
     out: list[Solved | Unsolved] = []
     tick = progress("strategies", len(strategies))
     for name in strategies:
@@ -83,7 +85,16 @@ def solve_all(
             tick()
             continue
         ix = index_plan(site, plan, settings)
-        a = analyze(site, plan, settings=settings, index=ix, torus=False, throughput=workload)
+        a = analyze(
+            site,
+            plan,
+            settings=settings,
+            index=ix,
+            torus=False,
+            throughput=workload,
+            fabric_routes=routes[0],
+            storage_routes=routes[1],
+        )
         out.append(Solved(name, plan, ix, a, link_load_arrays(ix), clients_per_router(ix)))
         tick()
     return out
