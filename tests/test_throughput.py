@@ -384,6 +384,7 @@ def test_background_shares_without_counting() -> None:
     assert busy.aggregate_mb_s == pytest.approx(1500.0)
     assert (busy.ranks, busy.nodes, busy.background_nodes) == (1, 1, 3)
     assert busy.bottleneck is not None and busy.bottleneck.ranks == 1
+    assert busy.bound_mb_s == alone.bound_mb_s  # what the job's own path can carry
     assert "background=100%" in busy.workload
     half = predict(site, plan, parse_inline("osts=0,ranks=1,background=50"))  # 1 of 3 others
     assert half.background_nodes == 1 and half.aggregate_mb_s == pytest.approx(3000.0)

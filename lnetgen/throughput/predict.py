@@ -325,7 +325,7 @@ def predict(
     unknown = tuple(k for k in KINDS if k in built.unknown)
     if site.torus is not None and site.rates.torus_link is None:
         unknown = ("torus link", *unknown)
-    bounds = _bounds(p, built)
+    bounds = _bounds(p, built, njob)
     routed = _routes_note(fabric_routes, storage_routes)
     if not served.any() or not bounded[served].all():
         return Prediction(
@@ -377,10 +377,11 @@ def _torus_note(site: Site) -> str:
     return "modelled"
 
 
-def _bounds(p: Problem, built: _Built) -> dict[str, float]:
-    """Per kind: the sum of the capacities of the resources the workload crosses."""
+def _bounds(p: Problem, built: _Built, njob: int) -> dict[str, float]:
+    """Per kind: the sum of the capacities of the resources the job's ranks (the first
+    ``njob``; not other jobs' streams) cross."""
     out: dict[str, float] = {}
-    touched = np.nonzero(np.asarray(p.use.getnnz(axis=1) > 0).reshape(-1))[0]
+    touched = np.nonzero(np.asarray(p.use[:, :njob].getnnz(axis=1) > 0).reshape(-1))[0]
     for kind in KINDS:
         ids = [int(r) for r in touched.tolist() if built.names[r][0] == kind]
         caps = p.cap[ids] if ids else np.zeros(0)
