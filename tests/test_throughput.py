@@ -385,6 +385,18 @@ def test_background_shares_without_counting() -> None:
     assert (busy.ranks, busy.nodes, busy.background_nodes) == (1, 1, 3)
     assert busy.bottleneck is not None and busy.bottleneck.ranks == 1
     assert busy.bound_mb_s == alone.bound_mb_s  # what the job's own path can carry
+
+
+def test_background_nodes_do_not_count_in_the_capacity(tmp_path: Path) -> None:
+    """With a 20 GB/s injection rate, the job's one node can inject 20 GB/s; the three busy
+    nodes' injection is theirs, not the job's capacity (80 GB/s before)."""
+    text = SPINE.read_text()
+    rates = "rates:\n"
+    site, _ = _with(text, rates, rates + '  injection: {rate: "20 GB/s", source: "t"}\n',
+                    tmp_path)  # fmt: skip
+    plan = solve(site, "baseline")  # type: ignore[arg-type]
+    busy = predict(site, plan, parse_inline("osts=0,ranks=1,background=100"))  # type: ignore[arg-type]
+    assert busy.bound_mb_s["injection"] == pytest.approx(20000.0)
     assert "background=100%" in busy.workload
     half = predict(site, plan, parse_inline("osts=0,ranks=1,background=50"))  # 1 of 3 others
     assert half.background_nodes == 1 and half.aggregate_mb_s == pytest.approx(3000.0)
