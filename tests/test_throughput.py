@@ -86,6 +86,27 @@ def test_completion_endless_ranks_never_free_their_share() -> None:
     assert done[0] == pytest.approx(1 / 90) and done[1] == INF
 
 
+def test_completion_endless_rank_keeps_its_weighted_share() -> None:
+    """Weights 1 and 2 on one 90 MB/s resource: 30 and 60.  A finite rank 1 finishes at 1/60
+    and frees its share: rank 0 is done at 1/60 + (1/2)/90 = 1/45.  Endless, it keeps 60 and
+    rank 0 takes 1/30."""
+    p = problem(2, [(0, 1.0, [0]), (1, 1.0, [0])], [90.0])
+    w = np.asarray([1.0, 2.0])
+    assert completion(p, weight=w)[0] == pytest.approx(1 / 45)
+    assert completion(p, weight=w, endless=np.asarray([False, True]))[0] == pytest.approx(1 / 30)
+
+
+def test_completion_unbounded_endless_rank_is_quiet() -> None:
+    """An endless rank nothing limits (rate inf) does not warn (inf - inf) on the way."""
+    import warnings
+
+    p = problem(2, [(0, 1.0, [0]), (1, 1.0, [1])], [100.0, INF])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        done = completion(p, endless=np.asarray([False, True]))
+    assert done[0] == pytest.approx(1 / 100)
+
+
 def test_torus_link_shared_on_a_ring() -> None:
     """Two flows over the same X+ link of a 4-chip ring (10 MB/s each way): 5 each; a third
     flow going the other way is not on it."""
@@ -403,6 +424,48 @@ def test_background_nodes_do_not_count_in_the_capacity(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("text", ["background=101", "background=-5", "background=some"])
+def _two_client_nets(tmp_path: Path) -> Path:
+    """The spine-links site with cn03-04 on a second client net whose only router, rtr3, sits
+    on a TOR without rates; rtr2 moves to L02; only the director gives ib_link."""
+    t = SPINE.read_text()
+    edits = [
+        ("  - {name: o2ib100, interface: ib0}\n",
+         "  - {name: o2ib100, interface: ib0}\n  - {name: o2ib101, interface: ib0}\n"),
+        ('nodes: "cn[01-04]", net: o2ib100,', 'nodes: "cn[01-02]", net: o2ib100,'),
+        ('guid_base: "0x0011750c00000000"}',
+         'guid_base: "0x0011750c00000000"}\n  - {name: other, nodes: "cn[03-04]", net: o2ib101, '
+         'nid: {ip: 10.101.0.1}, guid_base: "0x0011750c00000100"}'),
+        ('  ib_link: {rate: "10 GB/s", source: "test: invented"}\n', ""),
+        ("        kind: director\n",
+         '        kind: director\n        rates: {ib_link: {rate: "10 GB/s", source: "t"}}\n'),
+        ("uplinks: 4}\n", 'uplinks: 4}\n      - {name: tor2, kind: tor, ports: 4, uplinks: 0}\n'),
+        ("    attach: {switch: core, leaf: L01, port: 2}\n",
+         "    attach: {switch: core, leaf: L02, port: 5}\n"),
+        ('nid: "10.100.1.3@o2ib100"', 'nid: "10.101.1.3@o2ib101"'),
+        ("    attach: {switch: core, leaf: L02, port: 4}\n",
+         "    attach: {switch: tor2, port: 1}\n"),
+    ]  # fmt: skip
+    for old, new in edits:
+        assert old in t, old
+        t = t.replace(old, new)
+    f = tmp_path / "two.yaml"
+    f.write_text(t.replace("ports: 4, uplinks: 4}", "ports: 5, uplinks: 4}"))
+    return f
+
+
+def test_background_does_not_leak_into_unknown_rates(tmp_path: Path) -> None:
+    """The busy nodes cn03-04 go through rtr3, whose port has no rate; the job's cn01 goes
+    through rtr1 and rtr2, whose ports have the director's: 'router port' is not a rate the
+    job's figures miss."""
+    site = load_site(str(_two_client_nets(tmp_path)))[0]
+    assert site is not None
+    plan = solve(site, "baseline")
+    alone = predict(site, plan, parse_inline("osts=0,ranks=1"))
+    busy = predict(site, plan, parse_inline("osts=0,ranks=1,background=100"))
+    assert busy.background_nodes == 3
+    assert "router port" not in busy.unknown and busy.unknown == alone.unknown
+
+
 def test_background_is_a_percentage(text: str) -> None:
     with pytest.raises(InputError) as exc:
         parse_inline(text)

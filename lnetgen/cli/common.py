@@ -332,8 +332,8 @@ def opensm_routes(
     site: Site, settings: str | None
 ) -> tuple[FabricRoutes | None, FabricRoutes | None]:
     """The compute fabric's and the storage fabric's simulated routes for ``--opensm`` (None
-    where the site has no such fabric, or without the option); exit 2 when OpenSM cannot
-    run."""
+    where the site has no such fabric, or without the option -- the commands pass None when
+    nothing is predicted, ``--workload none``); exit 2 when OpenSM cannot run."""
     from lnetgen.fabric.simulate import SimError
     from lnetgen.throughput.fabric import simulated_routes, storage_routes
 

@@ -100,7 +100,8 @@ def compare_cmd(
     if since is not None:
         old, old_warnings = load_site(since)
         print_diags(old_warnings)
-    routes, storage = opensm_routes(site_obj, opensm)
+    spec = workload_spec(workload)
+    routes, storage = opensm_routes(site_obj, opensm if spec is not None else None)
     rows = compare(
         site_obj,
         names,
@@ -108,7 +109,7 @@ def compare_cmd(
         seed,
         since=old,
         progress=progress_bars(quiet),
-        workload=workload_spec(workload),
+        workload=spec,
         fabric_routes=routes,
         storage_routes=storage,
     )

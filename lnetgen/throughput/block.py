@@ -4,9 +4,10 @@ the same switch ("congested", the traffic crosses the director's spines).  No LN
 torus: what is left is the storage fabric and the storage.
 
 Pairs (``block_pairs``): on every switch, the leaf modules that hold servers of the file system,
-in leaf order; the routers of module *k* (name order) meet the servers of module *k* +
+in name order; the routers of module *k* (name order) meet the servers of module *k* +
 ``shift`` (name order, modulo the modules of that switch) one to one.  ``shift`` 0 is the
-uncongested test.
+uncongested test.  A top-of-rack switch is one module: on a fabric of TORs there is no
+"across" inside a switch, and every shift is the uncongested test.
 
 Resources, each at the site's rate or its switch's (``lnetgen.throughput.predict``'s kinds):
 the router's and the server's ports (``ib_link``, one link per port), the server (``oss``: on

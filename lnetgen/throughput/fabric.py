@@ -66,7 +66,7 @@ def storage_routes(site: Site, settings: str = "recorded") -> FabricRoutes | Non
     paths: dict[tuple[str, str], tuple[str, ...] | None] = {}
     for fab in fabs:
         paths.update(_routes(site, fab, settings))
-    return FabricRoutes(",".join(f.name for f in fabs), settings, paths)
+    return FabricRoutes(", ".join(f.name for f in fabs), settings, paths)
 
 
 def _routes(

@@ -152,7 +152,10 @@ def _build(
     fail: Sequence[str],
     fabric_routes: FabricRoutes | None = None,
     storage_routes: FabricRoutes | None = None,
+    njob: int | None = None,
 ) -> _Built:
+    """The problem: every resource the subflows cross.  ``njob``: the job's ranks come first,
+    the rest are other jobs' (``unknown`` notes only what the job's ranks cross)."""
     rates: Rates = site.rates
     op = ranks.spec.op
     mask = failed_mask(ix, resolve_failures(ix.plan, fail) if fail else ())
@@ -208,11 +211,12 @@ def _build(
         on = ids >= 0
         if not on.any():
             return
-        if not np.isfinite(cap_each[np.unique(ids[on])]).all():
-            unknown.add(kind)  # some resource crossed has no known rate
+        which = subs[on] if subs is not None else np.nonzero(on)[0]
+        mine = ids[on][sub_rank[which] < (njob if njob is not None else len(ranks.node))]
+        if not np.isfinite(cap_each[np.unique(mine)]).all():
+            unknown.add(kind)  # some resource the job crosses has no known rate
         if not np.isfinite(cap_each).any():
             return
-        which = subs[on] if subs is not None else np.nonzero(on)[0]
         base = len(names)
         names.extend((kind, lab) for lab in labels)
         caps.extend(cap_each.tolist())
@@ -313,7 +317,7 @@ def predict(
     ranks, njob = with_background(site, spec, build_ranks(site, plan, ix, spec))
     job = np.arange(len(ranks.node)) < njob  # the rest: other jobs' endless streams
     nodes = len(np.unique(ranks.node[:njob]))
-    built = _build(site, ix, ranks, fail, fabric_routes, storage_routes)
+    built = _build(site, ix, ranks, fail, fabric_routes, storage_routes, njob)
     p = built.problem
     weight = None
     if arbitration == "age" and p.torus is not None:

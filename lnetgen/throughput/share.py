@@ -296,7 +296,8 @@ def completion(
             break
         finish = alive & ~forever & (due <= dt * (1 + batch))
         now += dt
-        left = np.where(alive & ~forever, left - r * dt, left)
+        with np.errstate(invalid="ignore"):  # inf - inf of an unbounded endless rank, unused
+            left = np.where(alive & ~forever, left - r * dt, left)
         done_at[finish] = now + np.maximum(left[finish], 0) / np.maximum(r[finish], 1e-300)
         left[finish] = 0.0
         alive &= ~finish

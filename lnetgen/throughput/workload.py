@@ -19,8 +19,9 @@ Ranks are split over the chosen file systems in proportion to their OSTs (seed 0
 
 ``background`` (a percentage) adds other jobs' I/O, which seed 004 measured under: that share
 of the clients outside the job (a random draw, seeded with ``seed``) each streams one
-single-stripe file to the job's OSTs in turn (from a random first one), for as long as the job
-runs.  They share every resource with the job's ranks and count in none of its figures
+single-stripe file to the OSTs of the job's file systems (or of ``osts``) in turn, from a
+random first one -- the same whichever OSTs the job's own ranks choose -- for as long as the
+job runs.  They share every resource with the job's ranks and count in none of its figures
 (``with_background``).
 
 A workload is written as a YAML mapping (``--workload FILE``) or inline
@@ -400,7 +401,8 @@ def load_workload(arg: str) -> WorkloadSpec:
 
 def with_background(site: Site, spec: WorkloadSpec, ranks: Ranks) -> tuple[Ranks, int]:
     """The job's ``ranks`` followed by ``spec.background`` % of the other clients, one
-    endless single-stripe stream each (see the module docstring); and the job's rank count."""
+    endless single-stripe stream each over the workload's OSTs (``ranks.ost_label``, see the
+    module docstring); and the job's rank count."""
     njob = len(ranks.node)
     others = np.setdiff1d(np.arange(len(site.clients), dtype=np.int64), ranks.node)
     n = len(others) * spec.background // 100
