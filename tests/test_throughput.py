@@ -423,7 +423,6 @@ def test_background_nodes_do_not_count_in_the_capacity(tmp_path: Path) -> None:
     assert half.background_nodes == 1 and half.aggregate_mb_s == pytest.approx(3000.0)
 
 
-@pytest.mark.parametrize("text", ["background=101", "background=-5", "background=some"])
 def _two_client_nets(tmp_path: Path) -> Path:
     """The spine-links site with cn03-04 on a second client net whose only router, rtr3, sits
     on a TOR without rates; rtr2 moves to L02; only the director gives ib_link."""
@@ -466,6 +465,7 @@ def test_background_does_not_leak_into_unknown_rates(tmp_path: Path) -> None:
     assert "router port" not in busy.unknown and busy.unknown == alone.unknown
 
 
+@pytest.mark.parametrize("text", ["background=101", "background=-5", "background=some"])
 def test_background_is_a_percentage(text: str) -> None:
     with pytest.raises(InputError) as exc:
         parse_inline(text)
