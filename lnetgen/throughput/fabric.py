@@ -58,28 +58,31 @@ def simulated_routes(site: Site, settings: str = "recorded") -> FabricRoutes:
 
 def storage_routes(site: Site, settings: str = "recorded") -> FabricRoutes | None:
     """Simulate every storage fabric of the site and follow every router <-> server route on
-    each switch (``settings`` as for ``simulated_routes``); None when the site has no
-    storage fabric.  Raises ``SimError`` when OpenSM or ibsim is missing or fails."""
+    each director (``settings`` as for ``simulated_routes``); None when the site has no
+    storage fabric.  A top-of-rack switch is not simulated: a route inside it crosses no
+    switch-to-switch link, which is all the model takes from these routes.  Raises
+    ``SimError`` when OpenSM or ibsim is missing or fails."""
     fabs = [f for f in site.fabrics if f.role == "storage"]
     if not fabs:
         return None
     paths: dict[tuple[str, str], tuple[str, ...] | None] = {}
     for fab in fabs:
-        paths.update(_routes(site, fab, settings))
+        paths.update(_routes(site, fab, settings, directors_only=True))
     return FabricRoutes(", ".join(f.name for f in fabs), settings, paths)
 
 
 def _routes(
-    site: Site, fab: Fabric, settings: str
+    site: Site, fab: Fabric, settings: str, directors_only: bool = False
 ) -> dict[tuple[str, str], tuple[str, ...] | None]:
-    """Every source <-> IO host route of ``fab`` (``host_classes``), switch by switch."""
+    """Every source <-> IO host route of ``fab`` (``host_classes``), switch by switch (only
+    its directors with ``directors_only``)."""
     choice = fab.opensm if settings == "recorded" and fab.opensm is not None else OpenSMChoice()
     files = fabric_files(site, fab, f"lnetgen throughput ({settings})", choice, "@DIR@")
     hosts = fabric_hosts(site, fab)
     paths: dict[tuple[str, str], tuple[str, ...] | None] = {}
     for sw in fab.switches:
         part = [h for h in hosts if h.attach.switch == sw.name]
-        if not part:
+        if not part or (directors_only and sw.kind != "director"):
             continue
         lay = layout(site, replace(fab, switches=(sw,)), part)
         res = simulate(lay, files=files)
