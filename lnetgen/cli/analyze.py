@@ -106,7 +106,7 @@ def analyze_cmd(
 
     spec = workload_spec(workload)
     site_obj, plan = load_plan(site, strategy, plan_path, force)
-    routes, storage = opensm_routes(site_obj, opensm if spec is not None else None)
+    routes, storage = opensm_routes(site_obj, opensm, spec)
     result = analyze(
         site_obj,
         plan,

@@ -329,15 +329,15 @@ def opensm_option(fn: F) -> F:
 
 
 def opensm_routes(
-    site: Site, settings: str | None
+    site: Site, settings: str | None, spec: WorkloadSpec | None
 ) -> tuple[FabricRoutes | None, FabricRoutes | None]:
     """The compute fabric's and the storage fabric's simulated routes for ``--opensm`` (None
-    where the site has no such fabric, or without the option -- the commands pass None when
-    nothing is predicted, ``--workload none``); exit 2 when OpenSM cannot run."""
+    where the site has no such fabric, without the option, or when nothing is predicted:
+    ``spec`` None, ``--workload none``); exit 2 when OpenSM cannot run."""
     from lnetgen.fabric.simulate import SimError
     from lnetgen.throughput.fabric import simulated_routes, storage_routes
 
-    if settings is None:
+    if settings is None or spec is None:
         return None, None
     try:
         compute = simulated_routes(site, settings) if site.client_fabric else None

@@ -101,7 +101,7 @@ def compare_cmd(
         old, old_warnings = load_site(since)
         print_diags(old_warnings)
     spec = workload_spec(workload)
-    routes, storage = opensm_routes(site_obj, opensm if spec is not None else None)
+    routes, storage = opensm_routes(site_obj, opensm, spec)
     rows = compare(
         site_obj,
         names,

@@ -130,7 +130,7 @@ def command(
         max_slices=max_slices,
         progress=progress_bars(quiet),
         workload=spec,
-        routes=opensm_routes(site_obj, opensm if spec is not None else None),
+        routes=opensm_routes(site_obj, opensm, spec),
     )
     html = render_html(report)
     write_file(out, html)

@@ -92,9 +92,11 @@ def block_test(
         return r.mb_s if r is not None else np.inf
 
     oss = site.rates.oss.mb_s if site.rates.oss is not None else np.inf
+    hosts = sorted({h for pair in pairs for h in pair})
+    port = dict(zip(hosts, port_caps(site, hosts).tolist(), strict=True))
     for k, (r, s) in enumerate(pairs):
-        use(k, "router port", r, float(port_caps(site, [r])[0]))
-        use(k, "server port", s, float(port_caps(site, [s])[0]))
+        use(k, "router port", r, port[r])
+        use(k, "server port", s, port[s])
         use(k, "oss", s, oss)
         a, b = leaf[r], leaf[s]
         if (a.switch, a.leaf) == (b.switch, b.leaf):
