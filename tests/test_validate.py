@@ -5,7 +5,8 @@ A case is a directory under ``tests/cases/invalid/`` or ``tests/cases/valid/`` h
 
 * invalid: every line of ``expected.txt`` must be among the diagnostics ``check("site.yaml")``
   returns, run inside the case directory so paths are relative;
-* valid: no errors, and exactly the diagnostics in ``expected.txt`` (usually none).
+* valid: no errors, and exactly the diagnostics in ``expected.txt`` (usually none); and
+  validate's dry solve of its default strategy finds no error either.
 
 ``LNETGEN_REGEN=1`` rewrites ``expected.txt`` (create an empty one for a new case first); a
 mismatch fails and writes ``expected.txt.actual`` beside it.
@@ -28,6 +29,7 @@ from hypothesis import strategies as st
 
 from lnetgen import inventory, yamlsrc
 from lnetgen.diagnostics import Diagnostic, InputError, errors
+from lnetgen.drysolve import dry_solve
 from lnetgen.inventory import CODES, build, check, check_source, load_site
 
 
@@ -94,6 +96,15 @@ def test_valid_case(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     _compare(case_dir, lines)
     expected = (case_dir / "expected.txt").read_text(encoding="utf-8").splitlines()
     assert lines == [ln for ln in expected if ln.strip()]
+
+
+@pytest.mark.parametrize("case", VALID)
+def test_valid_case_solves(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A valid case is one ``lnetgen validate`` accepts: its default strategy solves too."""
+    monkeypatch.chdir(CASES / "valid" / case)
+    site, diags = dry_solve("site.yaml")
+    assert site is not None
+    assert not errors(diags), [d.format() for d in diags]
 
 
 def test_invalid_cases_cover_every_code() -> None:
