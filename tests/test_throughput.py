@@ -87,13 +87,18 @@ def test_completion_endless_ranks_never_free_their_share() -> None:
 
 
 def test_completion_endless_rank_keeps_its_weighted_share() -> None:
-    """Weights 1 and 2 on one 90 MB/s resource: 30 and 60.  A finite rank 1 finishes at 1/60
-    and frees its share: rank 0 is done at 1/60 + (1/2)/90 = 1/45.  Endless, it keeps 60 and
-    rank 0 takes 1/30."""
-    p = problem(2, [(0, 1.0, [0]), (1, 1.0, [0])], [90.0])
-    w = np.asarray([1.0, 2.0])
-    assert completion(p, weight=w)[0] == pytest.approx(1 / 45)
-    assert completion(p, weight=w, endless=np.asarray([False, True]))[0] == pytest.approx(1 / 30)
+    """Age weights 1/2 and 1/4 on one 30 MB/s torus link: 20 and 10.  A finite rank 0
+    finishes at 1/20 and frees its share: rank 1 is done at 1/20 + (1/2)/30 = 1/15.
+    Endless, rank 0 keeps 20 and rank 1 takes 1/10."""
+    dims = (8, 1, 1)
+    src = np.asarray([[0, 0, 0], [0, 0, 0]])
+    dst = np.asarray([[1, 0, 0], [2, 0, 0]])
+    rank = np.arange(2, dtype=np.int64)
+    tor = Torus.build(dims, "xyz", rank, src, dst, np.ones(2), np.full((*dims, 6), 30.0))
+    p = Problem(2, sp.csr_matrix((0, 2)), np.zeros(0), tor)
+    w = np.exp2(-tor.rank_hops(2))
+    assert completion(p, weight=w)[1] == pytest.approx(1 / 15)
+    assert completion(p, weight=w, endless=np.asarray([True, False]))[1] == pytest.approx(1 / 10)
 
 
 def test_completion_unbounded_endless_rank_is_quiet() -> None:
@@ -309,6 +314,23 @@ def test_age_arbitration_halves_per_hop() -> None:
     assert max_min(p, weight=weight).rate.tolist() == pytest.approx([20.0, 10.0])
     fair, age = completion(p).max(), completion(p, weight=weight).max()
     assert fair == pytest.approx(age) == pytest.approx(2 / 30)
+
+
+@pytest.mark.parametrize(("oss", "near", "far"), [(20.0, 10.0, 10.0), (100.0, 20.0, 10.0)])
+def test_age_arbitration_acts_in_the_torus_only(oss: float, near: float, far: float) -> None:
+    """The two ranks of the ring above also share one OSS.  At 20 MB/s the OSS binds before
+    the 30 MB/s link fills: the torus does not arbitrate, so the OSS shares equally, 10 each
+    (weighting every resource gave 13.3 and 6.7).  At 100 MB/s the link binds: 20 and 10."""
+    dims = (8, 1, 1)
+    src = np.asarray([[0, 0, 0], [0, 0, 0]])
+    dst = np.asarray([[1, 0, 0], [2, 0, 0]])
+    rank = np.arange(2, dtype=np.int64)
+    tor = Torus.build(dims, "xyz", rank, src, dst, np.ones(2), np.full((*dims, 6), 30.0))
+    p = Problem(2, sp.csr_matrix(np.ones((1, 2))), np.asarray([oss]), tor)
+    sh = max_min(p, weight=np.exp2(-tor.rank_hops(2)))
+    assert sh.rate.tolist() == pytest.approx([near, far])
+    assert sh.frozen_by.tolist() == ([0, 0] if oss == 20.0 else [-2, -2])
+    assert sh.load.tolist() == pytest.approx([near + far])
 
 
 def test_analyze_arbitration_option_on_spider() -> None:

@@ -11,8 +11,9 @@ Rates are max-min fair (progressive filling): every unfrozen rank grows at the s
 some resource is full; the ranks through it are frozen at that rate; repeat.  This is the
 fluid picture of fair arbitration at every resource.  SeaStar's arbitration without packet age
 (seed 000 s4: each merge point halves what comes from further away, ``B_link / 2^H`` for a
-stream ``H`` hops away) is the weighted form: a rank ``H`` torus hops from its router grows at
-``2^-H`` of the pace (``arbitration="age"`` in ``lnetgen.throughput.predict``).
+stream ``H`` hops away) weights the torus: where ranks meet on a full link, a rank ``H`` torus
+hops from its router gets ``2^-H`` of a near rank's share (``arbitration="age"`` in
+``lnetgen.throughput.predict``); the routers, ports and servers still share equally.
 
 IOR reports bytes moved / time of the slowest rank.  With equal files, ranks that finish free
 their share for the rest: :func:`completion` replays that (re-sharing whenever ranks finish;
@@ -195,8 +196,50 @@ def _run_lengths(g: topology.Segment) -> IntArray:
 
 def max_min(p: Problem, alive: BoolArray | None = None, weight: FloatArray | None = None) -> Shares:
     """Max-min fair rates of the ranks in ``alive`` (all by default; the others get 0).  A
-    rank no known capacity limits gets ``inf``.  ``weight`` makes it weighted: unfrozen rank
-    ``k`` grows at ``weight[k]`` times the common pace (SeaStar's age arbitration)."""
+    rank no known capacity limits gets ``inf``.  ``weight``: SeaStar's age arbitration, which
+    acts in the torus only -- where ranks meet on a full torus link, rank ``k`` gets a share in
+    proportion to ``weight[k]``; the routers, ports, servers and OSTs share equally
+    (:func:`_age`)."""
+    if weight is None or p.torus is None:
+        return _fill(p, alive, None)
+    return _age(p, alive, weight)
+
+
+def _age(p: Problem, alive: BoolArray | None, weight: FloatArray) -> Shares:
+    """Weighted where ranks meet in the torus, equal elsewhere, in three fillings, each rank
+    held by its result in the ones after it (a resource of its own per rank):
+
+    1. the resources outside the torus, shared equally: what each rank could get with an
+       idle torus;
+    2. the torus, shared with the weights, no rank above (1): its torus share;
+    3. everything (torus links included), shared equally, no rank above (2).
+
+    Where only the torus binds, that is the weighted filling; where the torus does not bind,
+    the fair one (the age of packets matters only where they queue).  Where both bind, a rank
+    whose server holds it below (1) in the end leaves some of its torus share unused, and
+    that goes to the ranks below their own share, equally: an exact sharing weighted at some
+    resources and equal at others has no progressive filling, and exchanging shares between
+    (2) and (3) until they agree oscillates on Spider.  A rank stopped by its cap is frozen
+    by what set it: a torus link (``-2``), or the resource that held it in (1)."""
+    n = p.nranks
+    use = sp.vstack([p.use, sp.identity(n, format="csr")], format="csr")
+    unbounded = np.full(len(p.cap), np.inf)
+    off = _fill(Problem(n, p.use, p.cap, None), alive, None)
+    tor = _fill(Problem(n, use, np.concatenate([unbounded, off.rate]), p.torus), alive, weight)
+    eq = _fill(Problem(n, use, np.concatenate([p.cap, tor.rate]), p.torus), alive, None)
+    rate = eq.rate
+    # stopped by its cap: the torus share, or the resource that set (1) when that set (2)
+    own = len(p.cap)
+    cap_by = np.where(tor.frozen_by >= own, off.frozen_by, tor.frozen_by)
+    frozen_by = np.where(eq.frozen_by >= own, cap_by, eq.frozen_by)
+    finite = np.where(np.isfinite(rate), rate, 0.0)
+    load = np.asarray(p.use @ finite).reshape(-1)
+    return Shares(rate, frozen_by, load, eq.link_load)
+
+
+def _fill(p: Problem, alive: BoolArray | None, weight: FloatArray | None) -> Shares:
+    """Progressive filling: unfrozen rank ``k`` grows at ``weight[k]`` (default 1) times the
+    common pace until a resource or torus link it crosses is full."""
     n = p.nranks
     live: BoolArray = np.ones(n, dtype=bool) if alive is None else alive.copy()
     rate = np.zeros(n)
