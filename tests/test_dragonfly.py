@@ -116,11 +116,11 @@ def test_nearest_keeps_clients_in_their_group() -> None:
     d = a.dragonfly
     assert d is not None
     w = d.writes
-    assert w.global_ / w.flows == pytest.approx(4 / 12)
+    assert w.cross_group / w.flows == pytest.approx(4 / 12)
     assert w.same_switch / w.flows == pytest.approx(4 / 12)
     rr = analyze(site, solve(site, "round-robin"), throughput=None, with_n_minus_1=False)
     assert rr.dragonfly is not None
-    assert rr.dragonfly.writes.global_ / rr.dragonfly.writes.flows > w.global_ / w.flows
+    assert rr.dragonfly.writes.cross_group / rr.dragonfly.writes.flows > w.cross_group / w.flows
 
 
 def test_slingshot_nearest_halves_global_crossings() -> None:
@@ -132,7 +132,7 @@ def test_slingshot_nearest_halves_global_crossings() -> None:
     for s in ("nearest-neighbor", "round-robin"):
         a = analyze(site, solve(site, s), throughput=None, with_n_minus_1=False)
         assert a.dragonfly is not None
-        share[s] = a.dragonfly.writes.global_ / a.dragonfly.writes.flows
+        share[s] = a.dragonfly.writes.cross_group / a.dragonfly.writes.flows
         busiest[s] = a.dragonfly.writes.busiest_flows
     assert share["nearest-neighbor"] == pytest.approx(0.5)
     assert share["round-robin"] == pytest.approx(7 / 8)
@@ -204,7 +204,7 @@ def test_cli_analyze_and_compare() -> None:
     r = CliRunner().invoke(main, ["compare", str(MINI), "--format", "json"])
     rows = {row["strategy"]: row for row in json.loads(r.output)}
     g = rows["nearest-neighbor"]["dragonfly"]
-    assert g["global_"] / g["flows"] == pytest.approx(1 / 3, abs=1e-5)
+    assert g["cross_group"] / g["flows"] == pytest.approx(1 / 3, abs=1e-5)
     # a site without a dragonfly has no such table
     r = CliRunner().invoke(main, ["compare", str(ROOT / "tests/cases/valid/multirail/site.yaml")])
     assert "round-robin" in r.output and "dragonfly writes" not in r.output

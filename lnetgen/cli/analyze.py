@@ -156,7 +156,7 @@ def _dragonfly_lines(d: DragonflyReport) -> list[str]:
             continue
         line = (
             f"  {label}: {pct(g.same_switch / g.flows)} on the client's switch, "
-            f"{pct(g.same_group / g.flows)} in its group, {pct(g.global_ / g.flows)} across "
+            f"{pct(g.same_group / g.flows)} in its group, {pct(g.cross_group / g.flows)} across "
             "a global link"
         )
         if g.busiest:

@@ -176,7 +176,9 @@ def _dragonfly_lines(rows: list[CompareRow]) -> list[str]:
     head = f"{'dragonfly writes':<17} {'switch':>7} {'group':>7} {'global':>7}"
     out = ["", head + "  busiest pair of groups"]
     for name, g in dfly:
-        share = [x / g.flows if g.flows else 0.0 for x in (g.same_switch, g.same_group, g.global_)]
+        share = [
+            x / g.flows if g.flows else 0.0 for x in (g.same_switch, g.same_group, g.cross_group)
+        ]
         busiest = f"{g.busiest} {g.busiest_flows:.1f} flows" if g.busiest else "none"
         out.append(f"{name:<17} " + " ".join(f"{pct(x):>7}" for x in share) + f"  {busiest}")
     out.append(

@@ -25,7 +25,7 @@ class GroupFlows:
     flows: float
     same_switch: float
     same_group: float  # over one local link
-    global_: float  # over a global link
+    cross_group: float  # over a global link
     busiest: str  # "g0->g4", or "" when nothing crosses
     busiest_flows: float
 
