@@ -333,6 +333,36 @@ def test_age_arbitration_acts_in_the_torus_only(oss: float, near: float, far: fl
     assert sh.load.tolist() == pytest.approx([near + far])
 
 
+def test_age_arbitration_leaves_no_server_capacity_idle() -> None:
+    """Rank 0 (1 hop, its own link) and rank 1 (1 hop, a 2 MB/s link) share a 20 MB/s OSS:
+    no link is shared, so age changes nothing: 18 and 2, not rank 0 capped at its equal
+    share of the OSS (10) with 8 MB/s of it idle."""
+    dims = (8, 1, 1)
+    cap = np.full((*dims, 6), 1e9)
+    cap[7, 0, 0, 0] = 2.0  # X+ out of chip 7 (to chip 0)
+    src = np.asarray([[1, 0, 0], [7, 0, 0]])
+    dst = np.asarray([[0, 0, 0], [0, 0, 0]])
+    tor = Torus.build(dims, "xyz", np.arange(2, dtype=np.int64), src, dst, np.ones(2), cap)
+    p = Problem(2, sp.csr_matrix(np.ones((1, 2))), np.asarray([20.0]), tor)
+    assert max_min(p, weight=np.exp2(-tor.rank_hops(2))).rate.tolist() == pytest.approx([18, 2])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_age_arbitration_with_equal_weights_is_fair(seed: int) -> None:
+    """With every weight equal there is nothing to arbitrate by age: the same rates as fair,
+    on random ranks over a ring of mixed link capacities and a few shared servers."""
+    rng = np.random.default_rng(seed)
+    n, m, dims = int(rng.integers(1, 7)), int(rng.integers(1, 4)), (6, 1, 1)
+    chips = [np.c_[rng.integers(0, 6, n), np.zeros((n, 2), dtype=np.int64)] for _ in "sd"]
+    cap = rng.choice([1.0, 2.0, 5.0, 10.0, 1e9], size=(*dims, 6))
+    tor = Torus.build(dims, "xyz", np.arange(n, dtype=np.int64), *chips, np.ones(n), cap)
+    use = sp.csr_matrix((rng.random((m, n)) < 0.5).astype(np.float64))
+    p = Problem(n, use, rng.choice([3.0, 7.0, 20.0], m), tor)
+    fair = max_min(p).rate
+    assert max_min(p, weight=np.full(n, 0.25)).rate == pytest.approx(fair)
+
+
 def test_analyze_arbitration_option_on_spider() -> None:
     """--arbitration age widens the spread of unplaced projection on Spider's widow1 and says
     so in the header; an unknown value is a usage error."""

@@ -206,32 +206,32 @@ def max_min(p: Problem, alive: BoolArray | None = None, weight: FloatArray | Non
 
 
 def _age(p: Problem, alive: BoolArray | None, weight: FloatArray) -> Shares:
-    """Weighted where ranks meet in the torus, equal elsewhere, in three fillings, each rank
-    held by its result in the ones after it (a resource of its own per rank):
+    """Weighted where ranks meet on a full torus link, equal elsewhere, in three fillings:
 
     1. the resources outside the torus, shared equally: what each rank could get with an
        idle torus;
-    2. the torus, shared with the weights, no rank above (1): its torus share;
-    3. everything (torus links included), shared equally, no rank above (2).
+    2. the torus, shared with the weights, no rank above (1): a rank that a full torus link
+       stops below (1) has its *torus share* there;
+    3. everything (torus links included), shared equally, no rank above its torus share
+       (a resource of its own per rank); the other ranks are not capped.
 
-    Where only the torus binds, that is the weighted filling; where the torus does not bind,
-    the fair one (the age of packets matters only where they queue).  Where both bind, a rank
-    whose server holds it below (1) in the end leaves some of its torus share unused, and
-    that goes to the ranks below their own share, equally: an exact sharing weighted at some
-    resources and equal at others has no progressive filling, and exchanging shares between
-    (2) and (3) until they agree oscillates on Spider.  A rank stopped by its cap is frozen
-    by what set it: a torus link (``-2``), or the resource that held it in (1)."""
+    Where only the torus binds, that is the weighted filling; where no torus link fills in
+    (2), the fair one (the age of packets matters only where they queue).  Where both bind, a
+    torus share is what the rank gets with every rank on its links taking up to (1); if a
+    server then holds one of them lower, the torus capacity it leaves goes to the uncapped
+    ranks on the link, not by age: an exact sharing weighted at some resources and equal at
+    others has no progressive filling, and exchanging shares between (2) and (3) until they
+    agree oscillates on Spider.  A rank stopped by its torus share is frozen by a torus link
+    (``-2``)."""
     n = p.nranks
     use = sp.vstack([p.use, sp.identity(n, format="csr")], format="csr")
     unbounded = np.full(len(p.cap), np.inf)
     off = _fill(Problem(n, p.use, p.cap, None), alive, None)
     tor = _fill(Problem(n, use, np.concatenate([unbounded, off.rate]), p.torus), alive, weight)
-    eq = _fill(Problem(n, use, np.concatenate([p.cap, tor.rate]), p.torus), alive, None)
+    share = np.where(tor.frozen_by == -2, tor.rate, np.inf)  # set by a full torus link
+    eq = _fill(Problem(n, use, np.concatenate([p.cap, share]), p.torus), alive, None)
     rate = eq.rate
-    # stopped by its cap: the torus share, or the resource that set (1) when that set (2)
-    own = len(p.cap)
-    cap_by = np.where(tor.frozen_by >= own, off.frozen_by, tor.frozen_by)
-    frozen_by = np.where(eq.frozen_by >= own, cap_by, eq.frozen_by)
+    frozen_by = np.where(eq.frozen_by >= len(p.cap), -2, eq.frozen_by)
     finite = np.where(np.isfinite(rate), rate, 0.0)
     load = np.asarray(p.use @ finite).reshape(-1)
     return Shares(rate, frozen_by, load, eq.link_load)
