@@ -363,6 +363,24 @@ def test_age_arbitration_with_equal_weights_is_fair(seed: int) -> None:
     assert max_min(p, weight=np.full(n, 0.25)).rate == pytest.approx(fair)
 
 
+def test_age_arbitration_is_reported_without_a_prediction(tmp_path: Path) -> None:
+    """Every router failed: no figure, but the prediction still says which arbitration the
+    user asked for (it said "fair")."""
+    f = tmp_path / "r.yaml"
+    f.write_text(
+        (SITES / "demo.yaml").read_text()
+        + '\nrates:\n  torus_link: {x: "100 MB/s", y: "100 MB/s", z: "100 MB/s", source: t}\n'
+    )
+    site = load_site(str(f))[0]
+    assert site is not None
+    plan = solve(site, "projection")
+    spec = parse_inline("nodes=random")
+    p = predict(
+        site, plan, spec, fail=tuple(f"rtr{i:02d}" for i in range(1, 21)), arbitration="age"
+    )
+    assert p.aggregate_mb_s is None and p.arbitration == "age"
+
+
 def test_analyze_arbitration_option_on_spider() -> None:
     """--arbitration age widens the spread of unplaced projection on Spider's widow1 and says
     so in the header; an unknown value is a usage error."""

@@ -335,6 +335,7 @@ def predict(
         return Prediction(
             site.name, plan.strategy, spec.label(), spec.op, njob, nodes,
             None, None, None, None, None, None, None, bounds, unknown, torus_note,
+            arbitration="age" if weight is not None else "fair",
             opensm=routed, background_nodes=p.nranks - njob,
         )  # fmt: skip
     rate = sh.rate[served]
