@@ -749,3 +749,22 @@ def test_prediction_is_the_same_without_the_incidence_matrix(
     b = predict(site, plan, spec)
     assert a.aggregate_mb_s == b.aggregate_mb_s and a.steady_mb_s == b.steady_mb_s
     assert a.bottleneck == b.bottleneck
+
+
+NO_OSTS = SITES.parent / "tests" / "cases" / "valid" / "tcp-clients" / "site.yaml"
+
+
+@pytest.mark.parametrize("command", ["analyze", "compare", "report"])
+def test_default_workload_on_a_site_without_osts(command: str, tmp_path: Path) -> None:
+    """A valid site whose servers list no OSTs: the default prediction has nothing to run on,
+    so nothing is predicted and the command runs (it exited 2 on an option never given); a
+    workload the user gives is still an input error."""
+    from lnetgen.cli import main
+
+    out = ["--out", str(tmp_path / "r")] if command == "report" else []
+    res = CliRunner().invoke(main, [command, str(NO_OSTS), *out])
+    assert res.exit_code in (0, 1), res.output
+    assert "E-WORKLOAD" not in res.output
+    out = ["--out", str(tmp_path / "r2")] if command == "report" else []
+    res = CliRunner().invoke(main, [command, str(NO_OSTS), "--workload", "ranks=2", *out])
+    assert res.exit_code == 2 and "no OSTs" in res.output and "Traceback" not in res.output

@@ -84,13 +84,16 @@ def analyze(
     ``ports`` False skips the per-router link figures (one ``link_loads`` call per router and
     phase) for batched calls: same link loads, faster; ``torus`` False skips the torus.
     ``throughput`` is the IOR workload whose bandwidth is predicted, as a write and as a read
-    (None: no prediction); ``arbitration`` "age" models SeaStar's arbitration without packet
-    age (``lnetgen.throughput.predict``); ``fabric_routes`` the compute fabric's OpenSM routes
-    on a fat-tree client side, ``storage_routes`` the storage fabric's router <-> server
-    routes (``lnetgen.throughput.fabric``).
+    (None: no prediction; the default, on a site whose servers list no OSTs, neither);
+    ``arbitration`` "age" models SeaStar's arbitration without packet age
+    (``lnetgen.throughput.predict``); ``fabric_routes`` the compute fabric's OpenSM routes on
+    a fat-tree client side, ``storage_routes`` the storage fabric's router <-> server routes
+    (``lnetgen.throughput.fabric``).
     Raises ``InputError`` when the plan does not match the site or a name is unknown.
     """
     settings = settings or settings_for(site)
+    if throughput is DEFAULT and not any(s.osts for s in site.servers if s.role == "oss"):
+        throughput = None  # nothing to predict by default; an explicit workload still errs
     tick = progress("analyzing", 6)  # index, traffic, fabric + torus, N-1, failure, GB/s
     ix = index or index_plan(site, plan, settings)
     tick()
