@@ -110,9 +110,10 @@ class Prediction:
     ``aggregate_mb_s``: IOR's figure, bytes / time of the slowest rank, ranks re-sharing what
     finished ranks free; ``steady_mb_s``: the sum of the ranks' rates while all run (what a
     stonewalled run reports); ``rank_*``: the spread of per-rank rates while all run;
-    ``bound_mb_s``: per resource kind, the sum of the capacities the workload can use (the
-    aggregate cannot exceed the smallest); ``unknown``: kinds on the path whose rate the site
-    does not give.
+    ``bound_mb_s``: per resource kind, the sum of the capacities the workload can use (a
+    bound on the aggregate where every rank's data crosses that kind, not for leaf uplinks or
+    global links, which carry only the crossing part); ``unknown``: kinds on the path whose
+    rate the site does not give.
     """
 
     site: str
