@@ -86,15 +86,21 @@ def test_completion_endless_ranks_never_free_their_share() -> None:
     assert done[0] == pytest.approx(1 / 90) and done[1] == INF
 
 
-def test_completion_endless_rank_keeps_its_weighted_share() -> None:
-    """Age weights 1/2 and 1/4 on one 30 MB/s torus link: 20 and 10.  A finite rank 0
-    finishes at 1/20 and frees its share: rank 1 is done at 1/20 + (1/2)/30 = 1/15.
-    Endless, rank 0 keeps 20 and rank 1 takes 1/10."""
+def _two_on_a_ring() -> Torus:
+    """An 8-chip ring of 30 MB/s links; rank 0 goes from chip 0 to chip 1 (1 hop), rank 1
+    from chip 0 to chip 2 (2 hops): both cross the X+ link (0,0,0) -> (1,0,0)."""
     dims = (8, 1, 1)
     src = np.asarray([[0, 0, 0], [0, 0, 0]])
     dst = np.asarray([[1, 0, 0], [2, 0, 0]])
     rank = np.arange(2, dtype=np.int64)
-    tor = Torus.build(dims, "xyz", rank, src, dst, np.ones(2), np.full((*dims, 6), 30.0))
+    return Torus.build(dims, "xyz", rank, src, dst, np.ones(2), np.full((*dims, 6), 30.0))
+
+
+def test_completion_endless_rank_keeps_its_weighted_share() -> None:
+    """Age weights 1/2 and 1/4 on one 30 MB/s torus link: 20 and 10.  A finite rank 0
+    finishes at 1/20 and frees its share: rank 1 is done at 1/20 + (1/2)/30 = 1/15.
+    Endless, rank 0 keeps 20 and rank 1 takes 1/10."""
+    tor = _two_on_a_ring()
     p = Problem(2, sp.csr_matrix((0, 2)), np.zeros(0), tor)
     w = np.exp2(-tor.rank_hops(2))
     assert completion(p, weight=w)[1] == pytest.approx(1 / 15)
@@ -302,11 +308,7 @@ def test_age_arbitration_halves_per_hop() -> None:
     """Seed 000 s4 on a ring: two ranks share the X+ link (0,0,0) -> (1,0,0) of capacity 30,
     one 1 hop from its router, one 2 hops.  Fair: 15 each.  Age: weights 1/2 and 1/4, so
     20 and 10 while both run; IOR's time is the same (the link is busy either way)."""
-    dims = (8, 1, 1)
-    src = np.asarray([[0, 0, 0], [0, 0, 0]])
-    dst = np.asarray([[1, 0, 0], [2, 0, 0]])
-    rank = np.arange(2, dtype=np.int64)
-    tor = Torus.build(dims, "xyz", rank, src, dst, np.ones(2), np.full((*dims, 6), 30.0))
+    tor = _two_on_a_ring()
     p = Problem(2, sp.csr_matrix((0, 2)), np.zeros(0), tor)
     assert max_min(p).rate.tolist() == pytest.approx([15.0, 15.0])
     weight = np.exp2(-tor.rank_hops(2))
@@ -321,11 +323,7 @@ def test_age_arbitration_acts_in_the_torus_only(oss: float, near: float, far: fl
     """The two ranks of the ring above also share one OSS.  At 20 MB/s the OSS binds before
     the 30 MB/s link fills: the torus does not arbitrate, so the OSS shares equally, 10 each
     (weighting every resource gave 13.3 and 6.7).  At 100 MB/s the link binds: 20 and 10."""
-    dims = (8, 1, 1)
-    src = np.asarray([[0, 0, 0], [0, 0, 0]])
-    dst = np.asarray([[1, 0, 0], [2, 0, 0]])
-    rank = np.arange(2, dtype=np.int64)
-    tor = Torus.build(dims, "xyz", rank, src, dst, np.ones(2), np.full((*dims, 6), 30.0))
+    tor = _two_on_a_ring()
     p = Problem(2, sp.csr_matrix(np.ones((1, 2))), np.asarray([oss]), tor)
     sh = max_min(p, weight=np.exp2(-tor.rank_hops(2)))
     assert sh.rate.tolist() == pytest.approx([near, far])

@@ -224,11 +224,11 @@ def _age(p: Problem, alive: BoolArray | None, weight: FloatArray) -> Shares:
     agree oscillates on Spider.  A rank stopped by its torus share is frozen by a torus link
     (``-2``)."""
     n = p.nranks
-    use = sp.vstack([p.use, sp.identity(n, format="csr")], format="csr")
-    unbounded = np.full(len(p.cap), np.inf)
+    own = sp.identity(n, format="csr")
     off = _fill(Problem(n, p.use, p.cap, None), alive, None)
-    tor = _fill(Problem(n, use, np.concatenate([unbounded, off.rate]), p.torus), alive, weight)
+    tor = _fill(Problem(n, own, off.rate, p.torus), alive, weight)
     share = np.where(tor.frozen_by == -2, tor.rate, np.inf)  # set by a full torus link
+    use = sp.vstack([p.use, own], format="csr")
     eq = _fill(Problem(n, use, np.concatenate([p.cap, share]), p.torus), alive, None)
     rate = eq.rate
     frozen_by = np.where(eq.frozen_by >= len(p.cap), -2, eq.frozen_by)
