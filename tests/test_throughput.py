@@ -132,6 +132,40 @@ def test_torus_link_shared_on_a_ring() -> None:
     assert (sh.frozen_by == -2).all()
 
 
+def test_bottleneck_is_a_link_the_slowest_rank_crosses() -> None:
+    """Rank 0 fills the X+ link out of chip 0 alone (100 MB/s); ranks 1-3 share the X+ link
+    out of chip 4 (10 each).  Both links are full; the bottleneck is the one the slowest rank
+    crosses, holding the three ranks on it (the first full link anywhere, holding every
+    torus-bound rank, was named before)."""
+    from lnetgen.throughput.predict import _bottleneck, _Built
+
+    dims = (8, 1, 1)
+    src = np.asarray([[0, 0, 0], [4, 0, 0], [4, 0, 0], [4, 0, 0]])
+    dst = np.asarray([[1, 0, 0], [5, 0, 0], [5, 0, 0], [5, 0, 0]])
+    cap = np.full((*dims, 6), 100.0)
+    cap[4, 0, 0, 0] = 30.0
+    rank = np.arange(4, dtype=np.int64)
+    tor = Torus.build(dims, "xyz", rank, src, dst, np.ones(4), cap)
+    p = Problem(4, sp.csr_matrix((0, 4)), np.zeros(0), tor)
+    sh = max_min(p)
+    assert sh.rate.tolist() == pytest.approx([100.0, 10.0, 10.0, 10.0])
+    neck = _bottleneck(p, _Built(p, (), frozenset()), sh.frozen_by, sh.load, sh.link_load, 1)
+    assert (neck.kind, neck.name, neck.ranks) == ("torus link", "(4,0,0)X+", 3)
+    assert (neck.load_mb_s, neck.capacity_mb_s) == (30.0, 30.0)
+
+
+def test_bottleneck_counts_the_ranks_of_its_own_resource() -> None:
+    """Two OSS of 20 and 40 MB/s, two ranks on each: the slowest are held by the first, and
+    it holds two ranks, not the four every OSS holds."""
+    from lnetgen.throughput.predict import _bottleneck, _Built
+
+    p = problem(4, [(0, 1.0, [0]), (1, 1.0, [0]), (2, 1.0, [1]), (3, 1.0, [1])], [20.0, 40.0])
+    sh = max_min(p)
+    built = _Built(p, (("oss", "oss1"), ("oss", "oss2")), frozenset())
+    neck = _bottleneck(p, built, sh.frozen_by, sh.load, sh.link_load, 0)
+    assert (neck.kind, neck.name, neck.ranks) == ("oss", "oss1", 2)
+
+
 coords = st.tuples(st.integers(0, 4), st.integers(0, 3), st.integers(0, 2))
 
 

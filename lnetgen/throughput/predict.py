@@ -404,25 +404,31 @@ def _bottleneck(
     link_load: FloatArray | None,
     slow: int,
 ) -> Bottleneck:
-    """The resource that froze the slowest rank, with how many ranks the same kind froze."""
+    """The resource that froze the slowest rank, with how many ranks that same resource froze.
+    A torus link: of the links the slowest rank crosses, the most loaded against its capacity
+    (the first in (x, y, z, direction) order of those within float noise of it, so that noise
+    in the sums cannot change the name), holding the torus-frozen ranks that cross it."""
     by = int(frozen_by[slow])
     if by == -2 and link_load is not None and p.torus is not None:
-        util = link_load / p.torus.cap
-        # of the links at the top utilisation, the first: saturated links tie up to float
-        # noise, which must not pick the one named
+        t = p.torus
+        mine = t.loads((np.arange(p.nranks) == slow).astype(np.float64)) > 0
+        util = np.where(mine, link_load / t.cap, -np.inf)
         top = float(util.max())
         first = int(np.argmax(util >= top * (1 - FULL)))
         where = np.unravel_index(first, util.shape)
         from lnetgen.topology import DIRECTIONS
 
         name = f"({where[0]},{where[1]},{where[2]}){DIRECTIONS[int(where[3])]}"
+        one = np.zeros(util.shape)
+        one[where] = 1.0
+        held = t.ranks_on(one, p.nranks)[: len(frozen_by)] & (frozen_by == -2)
         return Bottleneck(
             "torus link",
             name,
             rounded(link_load[where]),
-            rounded(p.torus.cap[where]),
-            int((frozen_by == -2).sum()),
+            rounded(t.cap[where]),
+            int(held.sum()),
         )
     kind, name = built.names[by]
-    same = np.asarray([by2 >= 0 and built.names[by2][0] == kind for by2 in frozen_by.tolist()])
-    return Bottleneck(kind, name, rounded(load[by]), rounded(p.cap[by]), int(same.sum()))
+    held_by = int((frozen_by == by).sum())
+    return Bottleneck(kind, name, rounded(load[by]), rounded(p.cap[by]), held_by)
