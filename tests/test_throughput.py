@@ -254,6 +254,12 @@ def test_shared_file_pools_split_the_osts() -> None:
         ("colour=red", "unknown key 'colour'"),
         ("filesystems=nope", "no file system 'nope'"),
         ("ranks=100000", "nodes wanted, the site has 96 clients"),
+        ("files=4", "files is for pattern=shared-file"),
+        ("pattern=shared-file,files_per_ost=2", "files_per_ost is for pattern=file-per-process"),
+        ("ranks=8,files_per_ost=2", "files_per_ost sets the ranks when ranks is not given"),
+        ("ost_choice=nearest,stripe_count=2", "ost_choice=nearest is for single-stripe"),
+        ("filesystems=home,osts=0-3x", "osts: '0-3x' is not an index or range"),
+        ("nodes=nid[1-", "nodes:"),
     ],
 )
 def test_bad_workload_is_an_input_error(text: str, words: str) -> None:
@@ -270,6 +276,41 @@ def test_workload_file_errors_carry_line_and_column(tmp_path: Path) -> None:
     assert res.exit_code == 2
     assert f"{f}:3:" in res.output and "E-WORKLOAD" in res.output
     assert "Traceback" not in res.output
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        # a list for osts is a list of indices, the same as "0,1"
+        ("filesystems: home\nosts: [0, 99]\n", 2, "home has no OST 99"),
+        ("filesystems: home\nosts: {a: 1}\n", 2, "osts must be a single value"),
+        ("filesystems: [home, nope]\n", 1, "no file system 'nope'"),
+        ("name: x\nfiles: 3\n", 2, "files is for pattern=shared-file"),
+        ("ranks: 500\n", 1, "500 nodes wanted, the site has 96 clients"),
+        ("nodes: [a, b]\n", 1, "nodes must be a single value, not a list"),
+        ("name: x\nnodes: nid[0001-0002]\n", 2, "not clients of demo"),
+        ("name: x\n\nnodes: placed\nranks_per_node: 2\n", 3, "nodes=placed puts one rank"),
+    ],
+)
+def test_workload_file_errors_found_late_carry_line_and_column(
+    text: str, line: int, words: str, tmp_path: Path
+) -> None:
+    """Errors that only the site reveals (an OST it lacks, too few clients) or that a value's
+    shape causes point at the key in the file, as the parser's own errors do."""
+    f = tmp_path / "w.yaml"
+    f.write_text(text)
+    res = CliRunner().invoke(analyze_cmd, [str(SITES / "demo.yaml"), "--workload", str(f)])
+    assert res.exit_code == 2, res.output
+    assert f"{f}:{line}:" in res.output and "E-WORKLOAD" in res.output, res.output
+    assert words in res.output and "Traceback" not in res.output
+
+
+def test_workload_file_list_of_osts_is_the_inline_list(tmp_path: Path) -> None:
+    from lnetgen.throughput.workload import load_workload
+
+    f = tmp_path / "w.yaml"
+    f.write_text("filesystems: home\nosts: [0, 2-3]\n")
+    assert load_workload(str(f)) == parse_inline("filesystems=home,osts=0,2-3")
 
 
 # -------------------------------------------------------------------------------- rates

@@ -32,11 +32,11 @@ A workload is written as a YAML mapping (``--workload FILE``) or inline
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from lnetgen.diagnostics import InputError
+from lnetgen.diagnostics import Diagnostic, InputError, UsageError
 from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.traffic import IntArray, PlanIndex, input_error
@@ -66,6 +66,13 @@ class WorkloadSpec:
     osts: str = ""  # OST indices to use ("0-11,24-35"), of the one file system named
     ost_choice: str = "index"  # index | nearest (seed 004: each rank's nearest free OST)
     background: int = 0  # percent of the other clients streaming for other jobs (seed 004)
+    #: Where each key was given in a workload file: (key, file, line, column); empty inline.
+    source: tuple[tuple[str, str, int, int], ...] = field(default=(), compare=False, repr=False)
+
+    def error(self, key: str, message: str) -> InputError:
+        """An input error about ``key``: at its line and column when the workload came from a
+        file, else about ``--workload``."""
+        return _error(self.source, key, message)
 
     def label(self) -> str:
         parts = [self.pattern, self.op, f"nodes={self.nodes}"]
@@ -83,40 +90,81 @@ _INT_KEYS = {
 _INT_MAX = {"background": 100}
 #: Keys whose value may hold commas: inline, only as the last key (``osts=0-11,24-35``).
 _LIST_KEYS = ("osts",)
-_KEYS = tuple(f.name for f in fields(WorkloadSpec))
+_KEYS = tuple(f.name for f in fields(WorkloadSpec) if f.name != "source")
 
 
-def spec_from_mapping(data: Mapping[str, object], where: str = "--workload") -> WorkloadSpec:
-    """A ``WorkloadSpec`` from a parsed mapping; ``InputError`` (E-WORKLOAD) naming the key."""
+def _error(source: Sequence[tuple[str, str, int, int]], key: str, message: str) -> InputError:
+    """``key: message`` (E-WORKLOAD) at the key's place in its file, or about ``--workload``:
+    either way an input error of the command line's (exit 2), not of the inventory's."""
+    for k, file, line, col in source:
+        if k == key:
+            return UsageError(
+                [Diagnostic(file, line, col, "error", "E-WORKLOAD", f"$.{key}", message)]
+            )
+    return input_error("E-WORKLOAD", f"--workload: {message}")
+
+
+def _scalar(value: object) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
+
+
+def spec_from_mapping(
+    data: Mapping[str, object], source: Sequence[tuple[str, str, int, int]] = ()
+) -> WorkloadSpec:
+    """A ``WorkloadSpec`` from a parsed mapping; ``InputError`` (E-WORKLOAD) naming the key,
+    at its place in the file when ``source`` locates it.  A key the pattern does not use
+    (``files`` for file-per-process, ``files_per_ost`` for a shared file or beside ``ranks``)
+    is an error when it is given a value other than its default, not silently ignored."""
     got: dict[str, object] = {}
+
+    def bad(key: str, message: str) -> InputError:
+        return _error(source, key, message)
+
     for key, value in data.items():
         if key not in _KEYS:
-            raise input_error(
-                "E-WORKLOAD", f"{where}: unknown key {key!r} (known: {', '.join(_KEYS)})"
-            )
+            raise bad(key, f"unknown key {key!r} (known: {', '.join(_KEYS)})")
         if key in _INT_KEYS:
             try:
+                if not _scalar(value):
+                    raise ValueError
                 n = int(str(value))
             except ValueError:
-                raise input_error("E-WORKLOAD", f"{where}: {key} must be an integer") from None
+                raise bad(key, f"{key} must be an integer") from None
             low = 0 if key in ("seed", "stripe_count", "background") else 1
             if n < low or n > _INT_MAX.get(key, 10_000_000):
-                raise input_error("E-WORKLOAD", f"{where}: {key} {n} is out of range")
+                raise bad(key, f"{key} {n} is out of range")
             got[key] = n
         elif key == "filesystems":
-            items = value if isinstance(value, list) else str(value).split("+")
-            got[key] = tuple(str(v) for v in items if str(v))
+            items = value if isinstance(value, list) else [value]
+            if not all(_scalar(v) for v in items):
+                raise bad(key, "filesystems is a name, names joined with '+', or a list of names")
+            got[key] = tuple(p for v in items for p in str(v).split("+") if p)
+        elif key in _LIST_KEYS and isinstance(value, list):
+            if not all(_scalar(v) for v in value):
+                raise bad(key, f"{key} is a list of indices or ranges")
+            got[key] = ",".join(str(v) for v in value)
+        elif not _scalar(value):
+            raise bad(key, f"{key} must be a single value, not a {type(value).__name__}")
         else:
             got[key] = str(value)
-    spec = WorkloadSpec(**got)  # type: ignore[arg-type]
+    spec = WorkloadSpec(**got, source=tuple(source))  # type: ignore[arg-type]
     if spec.pattern not in PATTERNS:
-        raise input_error("E-WORKLOAD", f"{where}: pattern must be one of {', '.join(PATTERNS)}")
+        raise bad("pattern", f"pattern must be one of {', '.join(PATTERNS)}")
     if spec.ost_choice not in ("index", "nearest"):
-        raise input_error("E-WORKLOAD", f"{where}: ost_choice must be index or nearest")
+        raise bad("ost_choice", "ost_choice must be index or nearest")
     if spec.op not in OPS:
-        raise input_error("E-WORKLOAD", f"{where}: op must be write or read")
+        raise bad("op", "op must be write or read")
     if spec.pattern == "file-per-process" and spec.stripe_count < 1:
-        raise input_error("E-WORKLOAD", f"{where}: stripe_count must be 1 or more")
+        raise bad("stripe_count", "stripe_count must be 1 or more")
+    if spec.pattern == "file-per-process" and spec.files != 1:
+        raise bad("files", "files is for pattern=shared-file (file-per-process: one per rank)")
+    if spec.pattern == "shared-file" and spec.files_per_ost != 1:
+        raise bad("files_per_ost", "files_per_ost is for pattern=file-per-process")
+    if spec.ranks is not None and spec.files_per_ost != 1:
+        raise bad("files_per_ost", "files_per_ost sets the ranks when ranks is not given")
+    if spec.osts:
+        _ost_indices(spec)  # its syntax, before any site is read
+    _check_nearest(spec)
     return spec
 
 
@@ -158,14 +206,13 @@ class Ranks:
         return len(np.unique(self.node))
 
 
-def _osts(site: Site, ix: PlanIndex, wanted: Sequence[str]) -> dict[str, list[tuple[int, int]]]:
+def _osts(site: Site, ix: PlanIndex, spec: WorkloadSpec) -> dict[str, list[tuple[int, int]]]:
     """Per file system (inventory order): its OSTs as (index, server id), by index."""
     have = [f.name for f in site.filesystems]
+    wanted = spec.filesystems
     for fs in wanted:
         if fs not in have:
-            raise input_error(
-                "E-WORKLOAD", f"--workload: no file system {fs!r} (have: {', '.join(have)})"
-            )
+            raise spec.error("filesystems", f"no file system {fs!r} (have: {', '.join(have)})")
     out: dict[str, list[tuple[int, int]]] = {}
     for fs in have:
         if wanted and fs not in wanted:
@@ -179,34 +226,37 @@ def _osts(site: Site, ix: PlanIndex, wanted: Sequence[str]) -> dict[str, list[tu
         if osts:
             out[fs] = osts
     if not out:
-        raise input_error("E-WORKLOAD", "--workload: the chosen file systems have no OSTs")
+        raise spec.error("filesystems", "the chosen file systems have no OSTs")
     return out
 
 
-def _restrict(
-    per_fs: dict[str, list[tuple[int, int]]], text: str
-) -> dict[str, list[tuple[int, int]]]:
-    """Only the OSTs ``text`` lists ("0-11,24-35", indices as ``lfs setstripe -o`` takes
-    them), of the one file system chosen."""
-    if len(per_fs) != 1:
-        raise input_error("E-WORKLOAD", "--workload: osts needs one file system (filesystems=NAME)")
+def _ost_indices(spec: WorkloadSpec) -> set[int]:
+    """The OST indices ``spec.osts`` lists ("0-11,24-35", as ``lfs setstripe -o`` takes them)."""
     want: set[int] = set()
-    for part in text.split(","):
+    for part in spec.osts.split(","):
         lo, dash, hi = part.strip().partition("-")
         try:
             a, b = int(lo, 0), int(hi, 0) if dash else int(lo, 0)
         except ValueError:
-            raise input_error(
-                "E-WORKLOAD", f"--workload: osts: {part!r} is not an index or range"
-            ) from None
-        if b < a or b - a > 100_000:
-            raise input_error("E-WORKLOAD", f"--workload: osts: bad range {part!r}")
+            raise spec.error("osts", f"osts: {part!r} is not an index or range") from None
+        if a < 0 or b < a or b - a > 100_000:
+            raise spec.error("osts", f"osts: bad range {part!r}")
         want.update(range(a, b + 1))
+    return want
+
+
+def _restrict(
+    per_fs: dict[str, list[tuple[int, int]]], spec: WorkloadSpec
+) -> dict[str, list[tuple[int, int]]]:
+    """Only the OSTs ``spec.osts`` lists, of the one file system chosen."""
+    if len(per_fs) != 1:
+        raise spec.error("osts", "osts needs one file system (filesystems=NAME)")
+    want = _ost_indices(spec)
     ((fs, osts),) = per_fs.items()
     have = {o for o, _ in osts}
     missing = sorted(want - have)
     if missing:
-        raise input_error("E-WORKLOAD", f"--workload: {fs} has no OST {missing[0]}")
+        raise spec.error("osts", f"osts: {fs} has no OST {missing[0]}")
     return {fs: [(o, s) for o, s in osts if o in want]}
 
 
@@ -224,9 +274,9 @@ def _split(total: int, sizes: Sequence[int]) -> list[int]:
 def build_ranks(site: Site, plan: Plan, ix: PlanIndex, spec: WorkloadSpec) -> Ranks:
     """The ranks of ``spec`` on ``site``; ``InputError`` (E-WORKLOAD) when it cannot run
     (too few clients, an unknown file system, placement that cannot be honoured)."""
-    per_fs = _osts(site, ix, spec.filesystems)
+    per_fs = _osts(site, ix, spec)
     if spec.osts:
-        per_fs = _restrict(per_fs, spec.osts)
+        per_fs = _restrict(per_fs, spec)
     labels: list[str] = []
     servers: list[int] = []
     base: dict[str, int] = {}
@@ -278,6 +328,17 @@ def build_ranks(site: Site, plan: Plan, ix: PlanIndex, spec: WorkloadSpec) -> Ra
     return Ranks(spec, node, pair_rank, pair_ost, pair_w, ost_server, tuple(labels))
 
 
+def _check_nearest(spec: WorkloadSpec) -> None:
+    if spec.ost_choice == "nearest" and (
+        spec.pattern != "file-per-process" or spec.stripe_count != 1 or spec.nodes == "placed"
+    ):
+        raise spec.error(
+            "ost_choice",
+            "ost_choice=nearest is for single-stripe file-per-process ranks on nodes not "
+            "already placed",
+        )
+
+
 def _nearest_osts(
     ix: PlanIndex, spec: WorkloadSpec, node: IntArray, pair_rank: IntArray, ost_server: IntArray
 ) -> IntArray:
@@ -286,12 +347,7 @@ def _nearest_osts(
     the nearest again.  Single-stripe file-per-process only."""
     from lnetgen.place.hops import net_hops
 
-    if spec.pattern != "file-per-process" or spec.stripe_count != 1 or spec.nodes == "placed":
-        raise input_error(
-            "E-WORKLOAD",
-            "--workload: ost_choice=nearest is for single-stripe file-per-process ranks on "
-            "nodes not already placed",
-        )
+    _check_nearest(spec)
     hops = net_hops(ix)  # (clients, nets)
     ost_net = ix.server_net[ost_server]
     taken = np.zeros(len(ost_server), dtype=bool)
@@ -325,9 +381,7 @@ def _nodes(
     need = -(-total // per)
     if spec.nodes == "placed":
         if per != 1:
-            raise input_error(
-                "E-WORKLOAD", "--workload: nodes=placed puts one rank on a node (ranks_per_node=1)"
-            )
+            raise spec.error("nodes", "nodes=placed puts one rank on a node (ranks_per_node=1)")
         first_pair = np.unique(pair_rank, return_index=True)[1]
         rank_server = ost_server[pair_ost[first_pair]]
         order: list[int] = []
@@ -337,18 +391,18 @@ def _nodes(
                 order.append(s)
             count[s] = count.get(s, 0) + 1
         if len(set(count.values())) != 1:
-            raise input_error(
-                "E-WORKLOAD", "--workload: nodes=placed needs the same number of ranks on every OSS"
+            raise spec.error("nodes", "nodes=placed needs the same number of ranks on every OSS")
+        try:
+            placed = place_clients(
+                site, plan, [ix.servers[s] for s in order], next(iter(count.values())), index=ix
             )
-        placed = place_clients(
-            site, plan, [ix.servers[s] for s in order], next(iter(count.values())), index=ix
-        )
+        except InputError as exc:
+            raise spec.error("nodes", f"nodes=placed: {exc.diagnostics[0].message}") from None
         queue = {ix.server_id(o.server): list(o.clients) for o in placed.per_oss}
         return np.asarray([queue[s].pop(0) for s in rank_server.tolist()], dtype=np.int64)
     if need > nclients:
-        raise input_error(
-            "E-WORKLOAD", f"--workload: {need} nodes wanted, the site has {nclients} clients"
-        )
+        key = "ranks" if spec.ranks is not None else "nodes"
+        raise spec.error(key, f"{need} nodes wanted, the site has {nclients} clients")
     if spec.nodes == "linear":
         pool = np.arange(need, dtype=np.int64)
     elif spec.nodes == "random":
@@ -358,11 +412,12 @@ def _nodes(
             .astype(np.int64)
         )
     else:
-        chosen = clients_by_name(site, spec.nodes)
+        try:
+            chosen = clients_by_name(site, spec.nodes)
+        except InputError as exc:
+            raise spec.error("nodes", f"nodes: {exc.diagnostics[0].message}") from None
         if len(chosen) < need:
-            raise input_error(
-                "E-WORKLOAD", f"--workload: {need} nodes wanted, {spec.nodes} has {len(chosen)}"
-            )
+            raise spec.error("nodes", f"{need} nodes wanted, {spec.nodes} has {len(chosen)}")
         pool = np.asarray(sorted(chosen)[:need], dtype=np.int64)
     return np.repeat(pool, per)[:total]
 
@@ -384,19 +439,8 @@ def load_workload(arg: str) -> WorkloadSpec:
     src = load_file(arg)
     if not isinstance(src.data, dict):
         raise InputError([src.diag((), "E-WORKLOAD", "a workload file holds a mapping")])
-    for key in src.data:
-        if key not in _KEYS:
-            raise InputError(
-                [src.diag((key,), "E-WORKLOAD", f"unknown key {key!r} (known: {', '.join(_KEYS)})")]
-            )
-    try:
-        return spec_from_mapping(src.data, where=arg)
-    except InputError as exc:
-        # point at the key the message names
-        msg = exc.diagnostics[0].message
-        key = next((k for k in src.data if f": {k} " in msg or f"{k} must" in msg), None)
-        path: tuple[str, ...] = (str(key),) if key is not None else ()
-        raise InputError([src.diag(path, "E-WORKLOAD", msg.split(": ", 1)[-1])]) from None
+    source = tuple((str(k), src.file, *src.where((k,))) for k in src.data)
+    return spec_from_mapping({str(k): v for k, v in src.data.items()}, source)
 
 
 def with_background(site: Site, spec: WorkloadSpec, ranks: Ranks) -> tuple[Ranks, int]:
