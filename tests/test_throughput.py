@@ -841,3 +841,19 @@ def test_default_workload_on_a_site_without_osts(command: str, tmp_path: Path) -
     out = ["--out", str(tmp_path / "r2")] if command == "report" else []
     res = CliRunner().invoke(main, [command, str(NO_OSTS), "--workload", "ranks=2", *out])
     assert res.exit_code == 2 and "no OSTs" in res.output and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("command", ["analyze", "compare", "report"])
+def test_located_workload_error_exits_2_in_every_command(command: str, tmp_path: Path) -> None:
+    """An OST the site lacks, found while predicting: the workload file's line and column,
+    exit 2 (an input error of the command line's), the same in the three commands."""
+    from lnetgen.cli import main
+
+    f = tmp_path / "w.yaml"
+    f.write_text("filesystems: home\nosts: [0, 99]\n")
+    out = ["--out", str(tmp_path / "r")] if command == "report" else []
+    res = CliRunner().invoke(main, [command, str(SITES / "demo.yaml"), "--workload", str(f), *out])
+    assert res.exit_code == 2, res.output
+    assert f"{f}:2:" in res.output and "home has no OST 99" in res.output
+    assert "Traceback" not in res.output
+    assert not (tmp_path / "r").exists()
