@@ -149,9 +149,38 @@ def test_bottleneck_is_a_link_the_slowest_rank_crosses() -> None:
     p = Problem(4, sp.csr_matrix((0, 4)), np.zeros(0), tor)
     sh = max_min(p)
     assert sh.rate.tolist() == pytest.approx([100.0, 10.0, 10.0, 10.0])
-    neck = _bottleneck(p, _Built(p, (), frozenset()), sh.frozen_by, sh.load, sh.link_load, 1)
+    neck = _bottleneck(p, _Built(p, (), frozenset()), sh, 4, 1, True)
     assert (neck.kind, neck.name, neck.ranks) == ("torus link", "(4,0,0)X+", 3)
     assert (neck.load_mb_s, neck.capacity_mb_s) == (30.0, 30.0)
+
+
+@pytest.mark.parametrize("incidence", [True, False])
+def test_bottleneck_is_the_link_that_stopped_the_slowest_rank(
+    incidence: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rank 1 crosses the X+ links out of chips 0 (100 MB/s) and 1 (10 MB/s): the second
+    stops it at 10; rank 0, on the first only, then fills it (90).  Both links are full at
+    the end, but the one that stopped the slowest rank is (1,0,0)X+, holding rank 1 alone;
+    the same with the loads summed from the runs (no incidence matrix), whose residues on
+    idle links are not links of the rank's path."""
+    from lnetgen.throughput import share
+    from lnetgen.throughput.predict import _bottleneck, _Built
+
+    if not incidence:
+        monkeypatch.setattr(share, "MAX_INCIDENCE", 0)
+    dims = (8, 1, 1)
+    src = np.asarray([[0, 0, 0], [0, 0, 0]])
+    dst = np.asarray([[1, 0, 0], [2, 0, 0]])
+    cap = np.full((*dims, 6), 1000.0)
+    cap[0, 0, 0, 0] = 100.0
+    cap[1, 0, 0, 0] = 10.0
+    tor = Torus.build(dims, "xyz", np.arange(2, dtype=np.int64), src, dst, np.ones(2), cap)
+    assert (tor.incidence is not None) is incidence
+    p = Problem(2, sp.csr_matrix((0, 2)), np.zeros(0), tor)
+    sh = max_min(p)
+    assert sh.rate.tolist() == pytest.approx([90.0, 10.0])
+    neck = _bottleneck(p, _Built(p, (), frozenset()), sh, 2, 1, True)
+    assert (neck.name, neck.ranks, neck.load_mb_s) == ("(1,0,0)X+", 1, 10.0)
 
 
 def test_bottleneck_counts_the_ranks_of_its_own_resource() -> None:
@@ -162,7 +191,7 @@ def test_bottleneck_counts_the_ranks_of_its_own_resource() -> None:
     p = problem(4, [(0, 1.0, [0]), (1, 1.0, [0]), (2, 1.0, [1]), (3, 1.0, [1])], [20.0, 40.0])
     sh = max_min(p)
     built = _Built(p, (("oss", "oss1"), ("oss", "oss2")), frozenset())
-    neck = _bottleneck(p, built, sh.frozen_by, sh.load, sh.link_load, 0)
+    neck = _bottleneck(p, built, sh, 4, 0, True)
     assert (neck.kind, neck.name, neck.ranks) == ("oss", "oss1", 2)
 
 
@@ -283,11 +312,14 @@ def test_workload_file_errors_carry_line_and_column(tmp_path: Path) -> None:
     [
         # a list for osts is a list of indices, the same as "0,1"
         ("filesystems: home\nosts: [0, 99]\n", 2, "home has no OST 99"),
-        ("filesystems: home\nosts: {a: 1}\n", 2, "osts must be a single value"),
+        ("filesystems: home\nosts: {a: 1}\n", 2, "osts must be a string or a number, not a"),
+        ("filesystems: home\nosts: []\n", 2, "osts lists no OST"),
+        ("filesystems: []\n", 1, "filesystems names no file system"),
+        ("pattern: true\n", 1, "pattern must be a string or a number, not true/false"),
         ("filesystems: [home, nope]\n", 1, "no file system 'nope'"),
         ("name: x\nfiles: 3\n", 2, "files is for pattern=shared-file"),
         ("ranks: 500\n", 1, "500 nodes wanted, the site has 96 clients"),
-        ("nodes: [a, b]\n", 1, "nodes must be a single value, not a list"),
+        ("nodes: [a, b]\n", 1, "nodes must be a string or a number, not a list"),
         ("name: x\nnodes: nid[0001-0002]\n", 2, "not clients of demo"),
         ("name: x\n\nnodes: placed\nranks_per_node: 2\n", 3, "nodes=placed puts one rank"),
     ],
@@ -857,3 +889,13 @@ def test_located_workload_error_exits_2_in_every_command(command: str, tmp_path:
     assert f"{f}:2:" in res.output and "home has no OST 99" in res.output
     assert "Traceback" not in res.output
     assert not (tmp_path / "r").exists()
+
+
+def test_workload_file_error_about_no_key_it_gives_names_the_file(tmp_path: Path) -> None:
+    """A site without OSTs and a file that names no file system: the error is about the
+    file (its document), not about an inline --workload the user never typed."""
+    f = tmp_path / "w.yaml"
+    f.write_text("ranks: 2\n")
+    res = CliRunner().invoke(analyze_cmd, [str(NO_OSTS), "--workload", str(f)])
+    assert res.exit_code == 2, res.output
+    assert f"{f}:1:1: error[E-WORKLOAD] $: the chosen file systems have no OSTs" in res.output

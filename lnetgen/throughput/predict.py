@@ -47,7 +47,7 @@ from lnetgen.throughput.links import (
     spine_links,
     uplink_caps,
 )
-from lnetgen.throughput.share import FULL, Problem, Torus, completion, max_min
+from lnetgen.throughput.share import FULL, Problem, Shares, Torus, completion, max_min
 from lnetgen.throughput.workload import Ranks, WorkloadSpec, build_ranks, with_background
 from lnetgen.traffic import IntArray, PlanIndex, index_plan
 from lnetgen.traffic.routes import failed_mask, resolve_failures, shares
@@ -343,7 +343,7 @@ def predict(
     done = completion(p, weight=weight, start=sh, endless=~job)[served]
     aggregate = float(rate.size / done.max())
     slow = int(np.argmin(sh.rate + np.where(served, 0, np.inf)))
-    neck = _bottleneck(p, built, sh.frozen_by[:njob], sh.load, sh.link_load, slow)
+    neck = _bottleneck(p, built, sh, njob, slow, weight is None)
     return Prediction(
         site=site.name,
         strategy=plan.strategy,
@@ -397,38 +397,45 @@ def _bounds(p: Problem, built: _Built, njob: int) -> dict[str, float]:
 
 
 def _bottleneck(
-    p: Problem,
-    built: _Built,
-    frozen_by: IntArray,
-    load: FloatArray,
-    link_load: FloatArray | None,
-    slow: int,
+    p: Problem, built: _Built, sh: Shares, njob: int, slow: int, fair: bool
 ) -> Bottleneck:
-    """The resource that froze the slowest rank, with how many ranks that same resource froze.
-    A torus link: of the links the slowest rank crosses, the most loaded against its capacity
-    (the first in (x, y, z, direction) order of those within float noise of it, so that noise
-    in the sums cannot change the name), holding the torus-frozen ranks that cross it."""
+    """The resource that froze the slowest rank, with how many of the job's ranks (the first
+    ``njob``) that same resource froze.
+
+    A torus link: in a fair filling every rank still grows when the slowest one stops, so the
+    links that stopped it are those of its paths full at every rank's rate capped at its own
+    (``fair``; the first in (x, y, z, direction) order, so that float noise in the sums cannot
+    change the name), and the ranks it holds are the torus-frozen ranks crossing it at that
+    rate.  A full link the faster ranks fill later is not it.  With age weights (not one
+    filling) it is the fullest link of its paths at the final rates, holding the torus-frozen
+    ranks that cross it."""
+    frozen_by = sh.frozen_by[:njob]
     by = int(frozen_by[slow])
-    if by == -2 and link_load is not None and p.torus is not None:
+    if by == -2 and sh.link_load is not None and p.torus is not None:
+        from lnetgen.topology import DIRECTIONS
+
         t = p.torus
-        mine = t.loads((np.arange(p.nranks) == slow).astype(np.float64)) > 0
-        util = np.where(mine, link_load / t.cap, -np.inf)
+        own = t.loads((np.arange(p.nranks) == slow).astype(np.float64))
+        mine = own > 1e-12 * float(own.max())  # no residue of the summing on an idle link
+        rate = sh.rate
+        at = t.loads(np.minimum(rate, rate[slow])) if fair else sh.link_load
+        util = np.where(mine, at / t.cap, -np.inf)
         top = float(util.max())
         first = int(np.argmax(util >= top * (1 - FULL)))
         where = np.unravel_index(first, util.shape)
-        from lnetgen.topology import DIRECTIONS
-
         name = f"({where[0]},{where[1]},{where[2]}){DIRECTIONS[int(where[3])]}"
         one = np.zeros(util.shape)
         one[where] = 1.0
-        held = t.ranks_on(one, p.nranks)[: len(frozen_by)] & (frozen_by == -2)
+        held = t.ranks_on(one, p.nranks)[:njob] & (frozen_by == -2)
+        if fair:
+            held &= rate[:njob] <= rate[slow] * (1 + 1e-9)
         return Bottleneck(
             "torus link",
             name,
-            rounded(link_load[where]),
+            rounded(sh.link_load[where]),
             rounded(t.cap[where]),
             int(held.sum()),
         )
     kind, name = built.names[by]
     held_by = int((frozen_by == by).sum())
-    return Bottleneck(kind, name, rounded(load[by]), rounded(p.cap[by]), held_by)
+    return Bottleneck(kind, name, rounded(sh.load[by]), rounded(p.cap[by]), held_by)

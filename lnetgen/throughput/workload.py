@@ -66,7 +66,8 @@ class WorkloadSpec:
     osts: str = ""  # OST indices to use ("0-11,24-35"), of the one file system named
     ost_choice: str = "index"  # index | nearest (seed 004: each rank's nearest free OST)
     background: int = 0  # percent of the other clients streaming for other jobs (seed 004)
-    #: Where each key was given in a workload file: (key, file, line, column); empty inline.
+    #: Where each key was given in a workload file: (key, file, line, column), key "" for the
+    #: document itself; empty inline.
     source: tuple[tuple[str, str, int, int], ...] = field(default=(), compare=False, repr=False)
 
     def error(self, key: str, message: str) -> InputError:
@@ -94,18 +95,29 @@ _KEYS = tuple(f.name for f in fields(WorkloadSpec) if f.name != "source")
 
 
 def _error(source: Sequence[tuple[str, str, int, int]], key: str, message: str) -> InputError:
-    """``key: message`` (E-WORKLOAD) at the key's place in its file, or about ``--workload``:
-    either way an input error of the command line's (exit 2), not of the inventory's."""
-    for k, file, line, col in source:
-        if k == key:
-            return UsageError(
-                [Diagnostic(file, line, col, "error", "E-WORKLOAD", f"$.{key}", message)]
-            )
+    """``key: message`` (E-WORKLOAD) at the key's place in its file (at the document when the
+    file does not give the key), or about an inline ``--workload``: either way an input error
+    of the command line's (exit 2), not of the inventory's."""
+    for k, file, line, col in sorted(source, key=lambda e: e[0] != key):  # the key, else ""
+        if k in (key, ""):
+            path = f"$.{key}" if k else "$"
+            return UsageError([Diagnostic(file, line, col, "error", "E-WORKLOAD", path, message)])
     return input_error("E-WORKLOAD", f"--workload: {message}")
 
 
 def _scalar(value: object) -> bool:
     return isinstance(value, str | int | float) and not isinstance(value, bool)
+
+
+def _kind(value: object) -> str:
+    """What a YAML value that is not a string or a number is, in words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, list):
+        return "a list"
+    return "a mapping" if isinstance(value, dict) else type(value).__name__
 
 
 def spec_from_mapping(
@@ -144,9 +156,13 @@ def spec_from_mapping(
                 raise bad(key, f"{key} is a list of indices or ranges")
             got[key] = ",".join(str(v) for v in value)
         elif not _scalar(value):
-            raise bad(key, f"{key} must be a single value, not a {type(value).__name__}")
+            raise bad(key, f"{key} must be a string or a number, not {_kind(value)}")
         else:
             got[key] = str(value)
+    if "filesystems" in got and not got["filesystems"]:
+        raise bad("filesystems", "filesystems names no file system (leave the key out for all)")
+    if "osts" in got and not str(got["osts"]).strip():
+        raise bad("osts", "osts lists no OST (leave the key out for all of them)")
     spec = WorkloadSpec(**got, source=tuple(source))  # type: ignore[arg-type]
     if spec.pattern not in PATTERNS:
         raise bad("pattern", f"pattern must be one of {', '.join(PATTERNS)}")
@@ -439,7 +455,9 @@ def load_workload(arg: str) -> WorkloadSpec:
     src = load_file(arg)
     if not isinstance(src.data, dict):
         raise InputError([src.diag((), "E-WORKLOAD", "a workload file holds a mapping")])
-    source = tuple((str(k), src.file, *src.where((k,))) for k in src.data)
+    # each key's place, and the document's ("") for errors about no key the file gives
+    keys = [(str(k), src.file, *src.where((k,))) for k in src.data]
+    source = (("", src.file, *src.where(())), *keys)
     return spec_from_mapping({str(k): v for k, v in src.data.items()}, source)
 
 
