@@ -32,11 +32,15 @@ COMPONENTS: tuple[str, ...] = (
 
 
 def parse_rate(text: str) -> float:
-    """MB/s of ``"2.6 GB/s"`` and the like; ``ValueError`` for anything else."""
+    """MB/s of ``"2.6 GB/s"`` and the like; ``ValueError`` for anything else, zero included
+    (a component that moves nothing is not a rate: leave the rate out where it is unknown)."""
     m = _RATE.match(text.strip())
     if m is None:
         raise ValueError(f'{text!r} is not a rate: write e.g. "3020 MB/s" or "2.6 GB/s"')
-    return float(m.group(1)) * UNITS[m.group(2)]
+    value = float(m.group(1)) * UNITS[m.group(2)]
+    if value <= 0:
+        raise ValueError(f"{text!r} is no rate: leave a rate out where it is not known")
+    return value
 
 
 @dataclass(frozen=True)

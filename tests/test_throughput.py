@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from lnetgen import topology
@@ -345,6 +345,32 @@ def test_workload_file_list_of_osts_is_the_inline_list(tmp_path: Path) -> None:
     assert load_workload(str(f)) == parse_inline("filesystems=home,osts=0,2-3")
 
 
+@pytest.mark.parametrize(
+    ("text", "inline"),
+    [("ranks: 010\nseed: 1_0\n", "ranks=010,seed=1_0"), ("osts: [010]\n", "osts=010")],
+)
+def test_workload_file_numbers_are_read_as_written(tmp_path: Path, text: str, inline: str) -> None:
+    """A number in a workload file means what it means inline: YAML 1.1 read ``osts: 010`` as
+    OST 8, ``12:30`` as 750 and ``ranks: 010`` as 8 ranks."""
+    from lnetgen.throughput.workload import load_workload
+
+    f = tmp_path / "w.yaml"
+    f.write_text("filesystems: home\n" + text)
+    try:
+        want: object = parse_inline("filesystems=home," + inline)
+    except InputError as exc:
+        want = exc.diagnostics[0].message.removeprefix("--workload: ")
+    try:
+        got: object = load_workload(str(f))
+    except InputError as exc:
+        got = exc.diagnostics[0].message
+    assert got == want
+    for bad in ("osts: 010\n", "osts: 12:30\n"):
+        f.write_text("filesystems: home\n" + bad)
+        with pytest.raises(InputError, match="is not an index or range"):
+            load_workload(str(f))
+
+
 # -------------------------------------------------------------------------------- rates
 
 
@@ -354,6 +380,28 @@ def test_parse_rate_units() -> None:
     assert parse_rate("1.1TB/s") == 1_100_000.0
     with pytest.raises(ValueError):
         parse_rate("3 Gbit/s")
+
+
+@pytest.mark.parametrize(
+    ("rates", "path"),
+    [
+        ('  ost: {rate: "0 MB/s", source: t}\n', "$.rates.ost"),
+        (
+            '  torus_link: {x: "0.0 GB/s", y: "1 GB/s", z: "1 GB/s", source: t}\n',
+            "$.rates.torus_link",
+        ),
+    ],
+)
+def test_a_zero_rate_is_refused_at_its_place(tmp_path: Path, rates: str, path: str) -> None:
+    """A rate of zero is not "unknown" (that is a rate left out): it predicted 0.0 GB/s with a
+    finish time of 1e300 s.  Now E-RATES at the rate."""
+    with pytest.raises(ValueError, match="no rate"):
+        parse_rate("0 MB/s")
+    f = tmp_path / "r.yaml"
+    f.write_text((SITES / "demo.yaml").read_text() + "\nrates:\n" + rates)
+    with pytest.raises(InputError) as exc:
+        load_site(str(f))
+    assert [d.path for d in exc.value.diagnostics if d.code == "E-RATES"] == [path]
 
 
 def test_inventory_rates_per_direction(tmp_path: Path) -> None:
@@ -452,8 +500,30 @@ def test_age_arbitration_leaves_no_server_capacity_idle() -> None:
     assert max_min(p, weight=np.exp2(-tor.rank_hops(2))).rate.tolist() == pytest.approx([18, 2])
 
 
+def test_age_arbitration_lifts_a_torus_share_no_full_link_holds() -> None:
+    """Four ranks: V alone on link M (2 MB/s), Z and X on link L (15 MB/s); OSS T (10) serves
+    V and W, OSS S (12) serves W and Z.  Fair: V 2, W 6, Z 6, X 9, L full.  The torus filling
+    alone gives X a share of 7.5 on L; S then holds Z at 6, L has room, and X must take it up
+    to 9 at every weight (it was left at 8 with L one MB/s short of full)."""
+    dims = (8, 1, 1)
+    cap = np.full((*dims, 6), 1e9)
+    cap[2, 0, 0, 0] = 2.0  # M: X+ out of chip 2
+    cap[4, 0, 0, 0] = 15.0  # L: X+ out of chip 4
+    src = np.asarray([[2, 0, 0], [6, 0, 0], [4, 0, 0], [4, 0, 0]])
+    dst = np.asarray([[3, 0, 0], [7, 0, 0], [5, 0, 0], [5, 0, 0]])
+    tor = Torus.build(dims, "xyz", np.arange(4, dtype=np.int64), src, dst, np.ones(4), cap)
+    use = sp.csr_matrix(np.asarray([[1, 1, 0, 0], [0, 1, 1, 0]], dtype=np.float64))
+    p = Problem(4, use, np.asarray([10.0, 12.0]), tor)
+    assert max_min(p).rate.tolist() == pytest.approx([2, 6, 6, 9])
+    sh = max_min(p, weight=np.full(4, 0.25))
+    assert sh.rate.tolist() == pytest.approx([2, 6, 6, 9])
+    assert sh.link_load is not None and sh.link_load[4, 0, 0, 0] == pytest.approx(15.0)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.integers(0, 2**32 - 1))
+@example(5458)  # a share no full link held left link capacity idle
+@example(6647)
 def test_age_arbitration_with_equal_weights_is_fair(seed: int) -> None:
     """With every weight equal there is nothing to arbitrate by age: the same rates as fair,
     on random ranks over a ring of mixed link capacities and a few shared servers."""

@@ -111,8 +111,9 @@ class Prediction:
     finished ranks free; ``steady_mb_s``: the sum of the ranks' rates while all run (what a
     stonewalled run reports); ``rank_*``: the spread of per-rank rates while all run;
     ``bound_mb_s``: per resource kind, the sum of the capacities the workload can use (a
-    bound on the aggregate where every rank's data crosses that kind, not for leaf uplinks or
-    global links, which carry only the crossing part); ``unknown``: kinds on the path whose
+    bound on the aggregate for the kinds every rank's data crosses whole -- injection, router,
+    the ports, oss, ost -- not for the links only part of it crosses: fabric, local, global
+    and spine links, leaf uplinks and downlinks); ``unknown``: kinds on the path whose
     rate the site does not give.
     """
 
@@ -408,7 +409,7 @@ def _bottleneck(
     change the name), and the ranks it holds are the torus-frozen ranks crossing it at that
     rate.  A full link the faster ranks fill later is not it.  With age weights (not one
     filling) it is the fullest link of its paths at the final rates, holding the torus-frozen
-    ranks that cross it."""
+    ranks that cross it (another full link of theirs may hold some of them as well)."""
     frozen_by = sh.frozen_by[:njob]
     by = int(frozen_by[slow])
     if by == -2 and sh.link_load is not None and p.torus is not None:

@@ -221,20 +221,36 @@ def _age(p: Problem, alive: BoolArray | None, weight: FloatArray) -> Shares:
     server then holds one of them lower, the torus capacity it leaves goes to the uncapped
     ranks on the link, not by age: an exact sharing weighted at some resources and equal at
     others has no progressive filling, and exchanging shares between (2) and (3) until they
-    agree oscillates on Spider.  A rank stopped by its torus share is frozen by a torus link
-    (``-2``)."""
+    agree oscillates on Spider.  A torus share holds a rank only while a link of its paths is
+    full: a rank (3) stops at its share with every one of its links below capacity (a server
+    held another rank on them lower than (2) assumed) has its share lifted and (3) is filled
+    again, until none is left so; shares are only ever lifted, so this ends.  Without it equal
+    weights could leave a link idle that the fair filling fills.  A rank stopped by its torus
+    share is frozen by a torus link (``-2``)."""
     n = p.nranks
     own = sp.identity(n, format="csr")
     off = _fill(Problem(n, p.use, p.cap, None), alive, None)
     tor = _fill(Problem(n, own, off.rate, p.torus), alive, weight)
     share = np.where(tor.frozen_by == -2, tor.rate, np.inf)  # set by a full torus link
     use = sp.vstack([p.use, own], format="csr")
-    eq = _fill(Problem(n, use, np.concatenate([p.cap, share]), p.torus), alive, None)
+    while True:
+        eq = _fill(Problem(n, use, np.concatenate([p.cap, share]), p.torus), alive, None)
+        loose = (eq.frozen_by >= len(p.cap)) & ~_on_full_link(p, eq)
+        if not loose.any():
+            break
+        share = np.where(loose, np.inf, share)  # no full link of its own: no torus share
     rate = eq.rate
     frozen_by = np.where(eq.frozen_by >= len(p.cap), -2, eq.frozen_by)
     finite = np.where(np.isfinite(rate), rate, 0.0)
     load = np.asarray(p.use @ finite).reshape(-1)
     return Shares(rate, frozen_by, load, eq.link_load)
+
+
+def _on_full_link(p: Problem, s: Shares) -> BoolArray:
+    """The ranks that cross a torus link full at the rates ``s``."""
+    assert p.torus is not None and s.link_load is not None
+    full = s.link_load >= p.torus.cap * (1 - FULL)
+    return p.torus.ranks_on(full.astype(np.float64), p.nranks)
 
 
 def _fill(p: Problem, alive: BoolArray | None, weight: FloatArray | None) -> Shares:

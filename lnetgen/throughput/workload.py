@@ -41,6 +41,7 @@ from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.traffic import IntArray, PlanIndex, input_error
 from lnetgen.traffic.settings import FloatArray
+from lnetgen.yamlsrc import Source
 
 PATTERNS = ("file-per-process", "shared-file")
 OPS = ("write", "read")
@@ -458,7 +459,20 @@ def load_workload(arg: str) -> WorkloadSpec:
     # each key's place, and the document's ("") for errors about no key the file gives
     keys = [(str(k), src.file, *src.where((k,))) for k in src.data]
     source = (("", src.file, *src.where(())), *keys)
-    return spec_from_mapping({str(k): v for k, v in src.data.items()}, source)
+    return spec_from_mapping(
+        {str(k): _as_written(src, (k,), v) for k, v in src.data.items()}, source
+    )
+
+
+def _as_written(src: Source, path: tuple[str | int, ...], value: object) -> object:
+    """A number as the file writes it, as inline: YAML 1.1 would read ``osts: 010`` as OST 8,
+    ``12:30`` as 750 and ``1_0`` as 10; a list's items alike.  Other values as parsed."""
+    if isinstance(value, list):
+        return [_as_written(src, (*path, i), v) for i, v in enumerate(value)]
+    raw = src.raw.get(path)
+    if isinstance(value, int | float) and not isinstance(value, bool) and raw and raw[1] is None:
+        return raw[0]
+    return value
 
 
 def with_background(site: Site, spec: WorkloadSpec, ranks: Ranks) -> tuple[Ranks, int]:
