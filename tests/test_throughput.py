@@ -289,6 +289,22 @@ def test_shared_file_pools_split_the_osts() -> None:
         ("ost_choice=nearest,stripe_count=2", "ost_choice=nearest is for single-stripe"),
         ("filesystems=home,osts=0-3x", "osts: '0-3x' is not an index or range"),
         ("nodes=nid[1-", "nodes:"),
+        # refused before anything of their size is built (they took gigabytes, or a traceback)
+        ("nodes=nid[1-99999999]", "names about 99,999,999 nodes"),
+        ("nodes=n[1-9999]x[1-9999]", "an inventory holds at most 1,000,000 clients"),
+        (
+            "ranks=10000000,ranks_per_node=10000000",
+            "(rank, OST) pairs: lnetgen models at most 4,000,000",
+        ),
+        (
+            "files_per_ost=10000000,ranks_per_node=10000000",
+            "(rank, OST) pairs: lnetgen models at most 4,000,000",
+        ),
+        ("ranks=10000000,stripe_count=36", "nodes wanted, the site has 96 clients"),
+        ("filesystems=home,osts=0-99999,100000-100001", "osts lists more than 100,000 OSTs"),
+        # a key given twice inline was silently the last; an empty node set said "has 0"
+        ("ranks=4,ranks=8", "ranks is given twice"),
+        ("nodes=", "nodes is empty"),
     ],
 )
 def test_bad_workload_is_an_input_error(text: str, words: str) -> None:
@@ -296,6 +312,56 @@ def test_bad_workload_is_an_input_error(text: str, words: str) -> None:
     with pytest.raises(InputError) as exc:
         build_ranks(site, plan, ix, parse_inline(text))  # type: ignore[arg-type]
     assert words in exc.value.diagnostics[0].message
+
+
+def test_workload_subflows_are_counted_before_they_are_laid_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The (rank, OST, router) subflows are bounded before the arrays exist: with the bound
+    set below the demo's 48 single-stripe ranks, the prediction is an input error."""
+    import importlib
+
+    predict_mod = importlib.import_module("lnetgen.throughput.predict")
+
+    site, plan, _ix = demo()
+    monkeypatch.setattr(predict_mod, "MAX_SUBFLOWS", 10)
+    with pytest.raises(
+        InputError, match=r"64 \(rank, OST, router\) subflows under projection: .* at most 10"
+    ):
+        predict(site, plan, parse_inline("nodes=linear"))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("arg", "words"),
+    [
+        ("", "--workload is empty"),
+        ("ranks", "--workload: no file 'ranks' (inline, the values are key=value"),
+        (",,", "--workload: no file ',,'"),
+    ],
+)
+def test_workload_argument_that_is_neither_file_nor_inline(arg: str, words: str) -> None:
+    from lnetgen.throughput.workload import load_workload
+
+    with pytest.raises(InputError) as exc:
+        load_workload(arg)
+    assert words in exc.value.diagnostics[0].message
+
+
+def test_a_file_that_is_not_a_workload_is_not_echoed(tmp_path: Path) -> None:
+    """A mapping none of whose keys is a workload's (a password file read as YAML) is refused
+    without its keys in the message; a workload with one typo still names the typo."""
+    from lnetgen.throughput.workload import load_workload
+
+    f = tmp_path / "w.yaml"
+    f.write_text("root:*:20228:0:99999:7:::\nsecret-token-1234: x\n")
+    with pytest.raises(InputError) as exc:
+        load_workload(str(f))
+    text = exc.value.diagnostics[0].message + exc.value.diagnostics[0].path
+    assert "not a workload file" in text
+    assert "root" not in text and "secret" not in text
+    f.write_text("ranks: 4\nrnaks: 5\n")
+    with pytest.raises(InputError, match="unknown key 'rnaks'"):
+        load_workload(str(f))
 
 
 def test_workload_file_errors_carry_line_and_column(tmp_path: Path) -> None:

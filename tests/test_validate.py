@@ -162,6 +162,20 @@ def test_directory_is_not_a_file(tmp_path: Path) -> None:
     assert [d.code for d in diags] == ["E-FILE"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["root:*:20228:0:99999:7:::\nbin:*:20228:0:99999:7:::\n", "root:x:0:0:root:/root:/bin/sh\n"],
+)
+def test_a_file_that_is_not_an_inventory_is_not_echoed(tmp_path: Path, text: str) -> None:
+    """A password file read as an inventory is one E-EMPTY that quotes nothing of it (its
+    first line came back as an unknown key, or as "got the text ...")."""
+    path = tmp_path / "site.yaml"
+    path.write_text(text)
+    _site, diags = check(str(path))
+    assert [d.code for d in diags] == ["E-EMPTY"]
+    assert "root" not in diags[0].message + diags[0].path + diags[0].hint
+
+
 def test_file_size_limit(tmp_path: Path) -> None:
     path = tmp_path / "site.yaml"
     path.write_text("site: x\n" * 10)

@@ -15,7 +15,8 @@ CODES: dict[str, str] = {
     "E-FILE-SIZE": "the file is larger than the 32 MiB limit",
     "E-FILE-BINARY": "the file contains a NUL byte; it is not text",
     "E-FILE-ENCODING": "the file is not valid UTF-8",
-    "E-EMPTY": "the file holds no YAML document, or the document is not a mapping",
+    "E-EMPTY": "the file holds no YAML document, the document is not a mapping, or none of its"
+    " keys is an inventory's",
     "E-YAML-SYNTAX": "YAML syntax error (bad indentation, a tab, an unclosed quote or bracket...)",
     "E-YAML-DUPKEY": "a key appears twice in one mapping (YAML would keep only the last)",
     "E-YAML-KEY": "a mapping key is not a plain scalar",

@@ -17,7 +17,7 @@ from lnetgen.inventory.build import build_site
 from lnetgen.inventory.codes import CODES
 from lnetgen.inventory.context import Context
 from lnetgen.inventory.messages import describe
-from lnetgen.inventory.schema import droppable, schema_diags
+from lnetgen.inventory.schema import droppable, schema_diags, top_keys
 from lnetgen.inventory.yaml11 import number_traps
 from lnetgen.model import Site
 from lnetgen.yamlsrc import Source, load_file
@@ -48,9 +48,18 @@ def check_source_acknowledged(
 def _check_source(src: Source) -> tuple[Site | None, list[Diagnostic]]:
     if not isinstance(src.data, dict):
         what = "an empty document" if src.data is None else describe(src.data)
+        if isinstance(src.data, str):
+            what = "a line of text"  # not echoed: the file may be anything
         return None, [
             src.diag(
                 (), "E-EMPTY", f"the inventory must be a mapping (site:, routers:, ...), got {what}"
+            )
+        ]
+    if src.data and not top_keys().intersection(map(str, src.data)):
+        # none of an inventory's keys: some other file, whose keys are not echoed
+        return None, [
+            src.diag(
+                (), "E-EMPTY", "not an inventory: no top-level key is an inventory's (site:, ...)"
             )
         ]
     found = schema_diags(src)

@@ -119,6 +119,11 @@ def _validator() -> Any:
     return cls(resources.schema(SITE_SCHEMA))
 
 
+def top_keys() -> frozenset[str]:
+    """The keys an inventory's top level may hold."""
+    return frozenset(resources.schema(SITE_SCHEMA).get("properties", {}))
+
+
 def schema_diags(src: Source) -> list[tuple[Path, Diagnostic]]:
     """Every schema error of the document, each with the path it is confined to."""
     out: list[tuple[Path, Diagnostic]] = []

@@ -92,7 +92,17 @@ def _request(
 
 
 def clients_by_name(site: Site, nodeset: str) -> list[int]:
-    """Client indices of a node set; raises ``InputError`` naming clients the site lacks."""
+    """Client indices of a node set; raises ``InputError`` naming clients the site lacks, or
+    for a set larger than any inventory (counted before ClusterShell builds it)."""
+    from lnetgen.inventory.clients import MAX_CLIENTS
+
+    bound = nodes.count(nodeset)
+    if bound > MAX_CLIENTS:
+        raise input_error(
+            "E-USAGE",
+            f"{nodeset!r} names about {bound:,} nodes; an inventory holds at most "
+            f"{MAX_CLIENTS:,} clients",
+        )
     try:
         names = nodes.expand(nodeset)
     except nodes.NodeSyntaxError as exc:

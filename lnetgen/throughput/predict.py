@@ -48,7 +48,13 @@ from lnetgen.throughput.links import (
     uplink_caps,
 )
 from lnetgen.throughput.share import FULL, Problem, Shares, Torus, completion, max_min
-from lnetgen.throughput.workload import Ranks, WorkloadSpec, build_ranks, with_background
+from lnetgen.throughput.workload import (
+    MAX_SUBFLOWS,
+    Ranks,
+    WorkloadSpec,
+    build_ranks,
+    with_background,
+)
 from lnetgen.traffic import IntArray, PlanIndex, index_plan
 from lnetgen.traffic.routes import failed_mask, resolve_failures, shares
 from lnetgen.traffic.rows import evaluate
@@ -178,15 +184,20 @@ def _build(
         sh = shares(client, evaluate(client.rows, client.nkeys, mask))
         cls = ix.client_class[p_node]
         keys = np.maximum(cls, 0) * nnet + ix.server_net[p_srv]
-        owner, row = sh.rows_of(keys)
-        keep = cls[owner] >= 0
     else:
         sh = shares(server, evaluate(server.rows, server.nkeys, mask))
         grp = ix.server_group[p_srv]
         kn = ix.client_cnet[p_node]
         keys = np.maximum(grp, 0) * ncnet + np.maximum(kn, 0)
-        owner, row = sh.rows_of(keys)
-        keep = (grp[owner] >= 0) & (kn[owner] >= 0)
+    nsub = int((sh.first[keys + 1] - sh.first[keys]).sum())
+    if nsub > MAX_SUBFLOWS:  # counted before they are laid out
+        raise ranks.spec.error(
+            "ranks",
+            f"{nsub:,} (rank, OST, router) subflows under {ix.plan.strategy}: lnetgen models "
+            f"at most {MAX_SUBFLOWS:,}",
+        )
+    owner, row = sh.rows_of(keys)
+    keep = cls[owner] >= 0 if op == "write" else (grp[owner] >= 0) & (kn[owner] >= 0)
     owner, row = owner[keep], row[keep]
     sub_router = sh.router[row]
     sub_w = p_w[owner] * sh.share[row]

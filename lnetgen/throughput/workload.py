@@ -90,6 +90,15 @@ _INT_KEYS = {
 }  # fmt: skip
 #: Upper bound of each integer key (a percentage for ``background``).
 _INT_MAX = {"background": 100}
+#: The most OST indices ``osts`` may list (Lustre's own limit on a file system's OSTs is far
+#: lower), counted before any set is built.
+MAX_OSTS = 100_000
+#: The most (rank, OST) pairs a workload may make, and (rank, OST, router) subflows a
+#: prediction may lay out, both counted before they are built: bounded memory.  Blue Waters'
+#: ten shared files, the largest case of the papers, make 3.3 million pairs and 13 million
+#: subflows and peak at about 1.2 GB.
+MAX_PAIRS = 4_000_000
+MAX_SUBFLOWS = 16_000_000
 #: Keys whose value may hold commas: inline, only as the last key (``osts=0-11,24-35``).
 _LIST_KEYS = ("osts",)
 _KEYS = tuple(f.name for f in fields(WorkloadSpec) if f.name != "source")
@@ -162,6 +171,8 @@ def spec_from_mapping(
             got[key] = str(value)
     if "filesystems" in got and not got["filesystems"]:
         raise bad("filesystems", "filesystems names no file system (leave the key out for all)")
+    if "nodes" in got and not str(got["nodes"]).strip():
+        raise bad("nodes", "nodes is empty (linear, random, placed or a node set)")
     if "osts" in got and not str(got["osts"]).strip():
         raise bad("osts", "osts lists no OST (leave the key out for all of them)")
     spec = WorkloadSpec(**got, source=tuple(source))  # type: ignore[arg-type]
@@ -200,6 +211,8 @@ def parse_inline(text: str) -> WorkloadSpec:
                 continue
             raise input_error("E-WORKLOAD", f"--workload: {part!r} is not key=value")
         last = key.strip()
+        if last in data:
+            raise input_error("E-WORKLOAD", f"--workload: {last} is given twice")
         data[last] = value.strip()
     return spec_from_mapping(data)
 
@@ -250,14 +263,19 @@ def _osts(site: Site, ix: PlanIndex, spec: WorkloadSpec) -> dict[str, list[tuple
 def _ost_indices(spec: WorkloadSpec) -> set[int]:
     """The OST indices ``spec.osts`` lists ("0-11,24-35", as ``lfs setstripe -o`` takes them)."""
     want: set[int] = set()
+    spans: list[tuple[int, int]] = []
     for part in spec.osts.split(","):
         lo, dash, hi = part.strip().partition("-")
         try:
             a, b = int(lo, 0), int(hi, 0) if dash else int(lo, 0)
         except ValueError:
             raise spec.error("osts", f"osts: {part!r} is not an index or range") from None
-        if a < 0 or b < a or b - a > 100_000:
+        if a < 0 or b < a:
             raise spec.error("osts", f"osts: bad range {part!r}")
+        spans.append((a, b))
+    if sum(b - a + 1 for a, b in spans) > MAX_OSTS:
+        raise spec.error("osts", f"osts lists more than {MAX_OSTS:,} OSTs")
+    for a, b in spans:
         want.update(range(a, b + 1))
     return want
 
@@ -288,6 +306,15 @@ def _split(total: int, sizes: Sequence[int]) -> list[int]:
     return got
 
 
+def _widest(spec: WorkloadSpec, m: int) -> int:
+    """The most OSTs one rank's file spans on a file system of ``m`` OSTs (a bound on its
+    pairs, counted before any is built)."""
+    if spec.pattern == "file-per-process":
+        return min(spec.stripe_count, m)
+    pool = -(-m // min(spec.files, m))  # the widest of the consecutive slices
+    return pool if spec.stripe_count == 0 else min(spec.stripe_count, pool)
+
+
 def build_ranks(site: Site, plan: Plan, ix: PlanIndex, spec: WorkloadSpec) -> Ranks:
     """The ranks of ``spec`` on ``site``; ``InputError`` (E-WORKLOAD) when it cannot run
     (too few clients, an unknown file system, placement that cannot be honoured)."""
@@ -308,7 +335,20 @@ def build_ranks(site: Site, plan: Plan, ix: PlanIndex, spec: WorkloadSpec) -> Ra
     else:  # one per OST (x files_per_ost), as many as the clients can hold
         per_ost = spec.files_per_ost if spec.pattern == "file-per-process" else 1
         total = min(per_ost * nost, len(site.clients) * spec.ranks_per_node)
+    need = -(-total // spec.ranks_per_node)
+    if need > len(site.clients):
+        key = "ranks" if spec.ranks is not None else "nodes"
+        raise spec.error(key, f"{need} nodes wanted, the site has {len(site.clients)} clients")
     counts = _split(total, sizes)
+    npairs = sum(n * _widest(spec, m) for n, m in zip(counts, sizes, strict=True))
+    if npairs > MAX_PAIRS:
+        key = "ranks" if spec.ranks is not None else "stripe_count"
+        key = "files_per_ost" if spec.ranks is None and spec.files_per_ost > 1 else key
+        raise spec.error(
+            key,
+            f"{total:,} ranks make up to {npairs:,} (rank, OST) pairs: lnetgen models at most "
+            f"{MAX_PAIRS:,}",
+        )
     pr: list[IntArray] = []
     po: list[IntArray] = []
     pw: list[FloatArray] = []
@@ -417,9 +457,6 @@ def _nodes(
             raise spec.error("nodes", f"nodes=placed: {exc.diagnostics[0].message}") from None
         queue = {ix.server_id(o.server): list(o.clients) for o in placed.per_oss}
         return np.asarray([queue[s].pop(0) for s in rank_server.tolist()], dtype=np.int64)
-    if need > nclients:
-        key = "ranks" if spec.ranks is not None else "nodes"
-        raise spec.error(key, f"{need} nodes wanted, the site has {nclients} clients")
     if spec.nodes == "linear":
         pool = np.arange(need, dtype=np.int64)
     elif spec.nodes == "random":
@@ -451,11 +488,22 @@ def load_workload(arg: str) -> WorkloadSpec:
 
     from lnetgen.yamlsrc import load_file
 
+    if not arg.strip():
+        raise input_error("E-WORKLOAD", "--workload is empty: a file, key=value,... or none")
     if "=" in arg and not os.path.exists(arg):
         return parse_inline(arg)
+    if not os.path.lexists(arg):
+        raise input_error(
+            "E-WORKLOAD", f"--workload: no file {arg!r} (inline, the values are key=value,...)"
+        )
     src = load_file(arg)
     if not isinstance(src.data, dict):
         raise InputError([src.diag((), "E-WORKLOAD", "a workload file holds a mapping")])
+    if src.data and not any(str(k) in _KEYS for k in src.data):
+        # not a workload: say so without echoing what the file holds
+        raise InputError(
+            [src.diag((), "E-WORKLOAD", "not a workload file: no key is a workload key")]
+        )
     # each key's place, and the document's ("") for errors about no key the file gives
     keys = [(str(k), src.file, *src.where((k,))) for k in src.data]
     source = (("", src.file, *src.where(())), *keys)
