@@ -10,9 +10,10 @@ Commands refuse a stale plan (``E-PLAN-STALE``, exit 2) unless told ``--force``.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
-from lnetgen import nodes
+from lnetgen import inputs, nodes
 from lnetgen.bounded import read_at_most
 from lnetgen.diagnostics import Diagnostic, UsageError
 from lnetgen.model import Site
@@ -35,6 +36,7 @@ def read_plan(path: str) -> Plan:
     try:
         with open(path, "rb") as fh:
             data = read_at_most(fh, MAX_PLAN_BYTES)
+            inputs.remember(os.fstat(fh.fileno()))
     except OSError as exc:
         raise _error(path, "E-PLAN", "$", f"cannot read the plan: {exc.strerror}") from None
     if len(data) > MAX_PLAN_BYTES:

@@ -17,13 +17,19 @@ The data-safety contract (README, "Data safety"):
   file in it is ``manifest.json`` or listed there.  Anything else -- a ``.git``, a ``NOTES.txt``,
   a foreign ``manifest.json`` -- makes the run refuse and list what is in the way; lnetgen never
   deletes a file it did not write.  A listed file whose content no longer has the recorded hash
-  was edited by hand: refused unless ``force``.
+  was edited by hand: refused unless ``force``.  A manifest listing a path outside the tree,
+  nested too deeply or over 64 MiB is not lnetgen's; one another command wrote (``collect``'s
+  live dumps for ``generate``, and the reverse) is not this command's to replace; a read-only
+  directory in the old tree is refused before anything moves.
 * **No links out.** A symbolic-link ``target`` is refused (replacing it would leave the link's
   destination behind and the link in a temporary); links found inside an old tree were not
   written by lnetgen and are refused like any foreign file.
-* **Temporaries.** Every failure removes this run's temporary directory; temporaries of a run
-  killed earlier (same name prefix, so the same target and the same lock) are swept by the next
-  run, under the lock.
+* **Temporaries.** Every failure removes this run's temporary directory (a SIGTERM unwinds
+  like Ctrl-C, ``lnetgen.cli``); temporaries of a run killed earlier (named exactly as
+  ``mkdtemp`` names this target's, so the same lock covers them) are swept by the next run,
+  under the lock.
+* **Inputs.** A single file is never written over a file this run read as input
+  (``lnetgen.inputs``).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -42,6 +49,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
+from lnetgen import inputs
 from lnetgen.bounded import read_at_most
 from lnetgen.diagnostics import Diagnostic, UsageError
 
@@ -49,7 +57,9 @@ MARKER = "manifest.json"  # a directory lnetgen wrote always has one
 _PREFIX = ".lnetgen-"
 _LOCK_SUFFIX = ".lnetgen.lock"  # not _PREFIX: the sweep of temporaries must never match it
 _SHOW = 10  # foreign or edited paths listed in a refusal
-_MANIFEST_MAX = 256 << 20  # bytes of an old manifest read at most
+_MANIFEST_MAX = 64 << 20  # bytes of an old manifest read at most (Spider's: 4 MB)
+#: what a temporary of ``write_tree`` is called: ``mkdtemp``'s eight characters after the prefix
+_TEMP_NAME = re.compile(r"(?:old-)?[a-z0-9_]{8}")
 
 
 @dataclass(frozen=True)
@@ -135,9 +145,30 @@ def _sha256(path: str) -> str:
     return digest.hexdigest()
 
 
-def _recorded(target: str) -> dict[str, str]:
+def manifest_kind(doc: dict[str, object]) -> str:
+    """Which command wrote a manifest: its ``kind``, else ``collect`` for one that records a
+    collection and ``generate`` for the rest (manifests written before ``kind`` existed)."""
+    kind = doc.get("kind")
+    if isinstance(kind, str):
+        return kind
+    return "collect" if "collected" in doc else "generate"
+
+
+def _entry_path(path: object) -> str:
+    """A manifest entry's path, which must stay inside the tree (no absolute path, no ``..``,
+    written as lnetgen writes it); ``ValueError`` otherwise."""
+    if not isinstance(path, str) or not path or path == MARKER:
+        raise ValueError(f"bad entry path {path!r:.80}")
+    norm = os.path.normpath(path)
+    if os.path.isabs(path) or norm != path or norm.split(os.sep)[0] == ".." or "\x00" in path:
+        raise ValueError(f"an entry's path leaves the tree ({path!r:.80})")
+    return norm
+
+
+def _recorded(target: str, kind: str) -> dict[str, str]:
     """Relative path -> sha256 from the lnetgen manifest of ``target``; raises ``UsageError``
-    when there is none or it is not lnetgen's."""
+    when there is none, it is not lnetgen's, lists a path outside the tree, or was written by
+    another command (``kind``: a ``collect``'s dumps are not ``generate``'s to replace)."""
     manifest = os.path.join(target, MARKER)
     if os.path.islink(manifest) or not os.path.isfile(manifest):
         raise _fail(
@@ -149,14 +180,25 @@ def _recorded(target: str) -> dict[str, str]:
     recorded: dict[str, str] = {}
     try:
         with open(manifest, "rb") as fh:
-            doc = json.loads(read_at_most(fh, _MANIFEST_MAX))
+            data = read_at_most(fh, _MANIFEST_MAX)
+        if len(data) > _MANIFEST_MAX:
+            raise ValueError(f"larger than {_MANIFEST_MAX >> 20} MiB")
+        doc = json.loads(data)
+        del data
         if not isinstance(doc, dict) or "lnetgen_version" not in doc:
             raise ValueError("no lnetgen_version")
         for entry in doc["files"]:
-            path, sha = entry["path"], entry["sha256"]
-            if not isinstance(path, str) or not isinstance(sha, str) or path == MARKER:
+            path, sha = _entry_path(entry["path"]), entry["sha256"]
+            if not isinstance(sha, str):
                 raise ValueError(f"bad entry {entry!r:.80}")
-            recorded[os.path.normpath(path)] = sha
+            recorded[path] = sha
+    except RecursionError:
+        raise _fail(
+            target,
+            f"refusing to replace this directory: its {MARKER} is not an lnetgen manifest "
+            "(nested too deeply); choose an empty or new directory",
+            "E-OUTPUT-FOREIGN",
+        ) from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise _fail(
             target,
@@ -164,10 +206,18 @@ def _recorded(target: str) -> dict[str, str]:
             f"({exc}); choose an empty or new directory",
             "E-OUTPUT-FOREIGN",
         ) from None
+    found = manifest_kind(doc)
+    if found != kind:
+        raise _fail(
+            target,
+            f"refusing to replace this directory: lnetgen {found} wrote it, and {kind} "
+            f"replaces only its own output; choose another directory",
+            "E-OUTPUT-FOREIGN",
+        )
     return recorded
 
 
-def _owned(target: str, force: bool) -> dict[str, str]:
+def _owned(target: str, force: bool, kind: str) -> dict[str, str]:
     """The files of the existing tree ``target`` that this run may replace: relative path ->
     recorded sha256 (``manifest.json`` itself included, with an empty hash).
 
@@ -175,15 +225,18 @@ def _owned(target: str, force: bool) -> dict[str, str]:
     edited since (unless ``force``)."""
     if not os.listdir(target):
         return {}
-    recorded = _recorded(target)
+    recorded = _recorded(target, kind)
     dirs = {os.path.dirname(rel) for rel in recorded}
     for rel in list(dirs):
-        while rel:
+        while rel:  # relative paths (``_entry_path``): ends at ""
             rel = os.path.dirname(rel)
             dirs.add(rel)
     foreign: list[str] = []
     edited: list[str] = []
+    locked: list[str] = []
     for root, subdirs, files in os.walk(target):
+        if not os.access(root, os.W_OK | os.X_OK):  # its files could not be removed
+            locked.append(os.path.relpath(root, target) + "/")
         for name in list(subdirs):
             rel = os.path.relpath(os.path.join(root, name), target)
             if rel not in dirs or os.path.islink(os.path.join(root, name)):
@@ -206,6 +259,12 @@ def _owned(target: str, force: bool) -> dict[str, str]:
             "not write: move them away or choose another output directory",
             "E-OUTPUT-FOREIGN",
         )
+    if locked:
+        raise _fail(
+            target,
+            f"cannot replace this directory: {_listing(locked)} is read-only, so the old "
+            "files in it could not be removed; make it writable or choose another directory",
+        )
     if edited and not force:
         raise _fail(
             target,
@@ -225,12 +284,17 @@ def _listing(paths: list[str]) -> str:
 
 
 def write_tree(
-    target: str, files: Iterable[tuple[str, str]], *, force: bool = False
+    target: str,
+    files: Iterable[tuple[str, str]],
+    *,
+    force: bool = False,
+    kind: str = "generate",
 ) -> WriteResult:
     """Replace directory ``target`` by exactly ``files`` (relative path, text).
 
-    ``files`` is consumed lazily, one file at a time.  Raises ``UsageError`` for every refusal
-    listed in the module docstring and for I/O errors."""
+    ``files`` is consumed lazily, one file at a time.  ``kind``: the command writing, which
+    replaces only a tree whose manifest the same command wrote (``manifest_kind``).  Raises
+    ``UsageError`` for every refusal listed in the module docstring and for I/O errors."""
     target = os.path.abspath(target)
     parent = os.path.dirname(target)
     base = os.path.basename(target)
@@ -248,7 +312,7 @@ def write_tree(
         raise _fail(parent, f"cannot create: {exc.strerror}") from None
     with output_lock(parent, target):
         _sweep(parent, base)
-        return _write_locked(target, parent, base, files, force)
+        return _write_locked(target, parent, base, files, force, kind)
 
 
 def _write_locked(
@@ -257,6 +321,7 @@ def _write_locked(
     base: str,
     files: Iterable[tuple[str, str]],
     force: bool,
+    kind: str,
 ) -> WriteResult:
     try:
         tmp = tempfile.mkdtemp(prefix=f".{base}{_PREFIX}", dir=parent)
@@ -267,7 +332,7 @@ def _write_locked(
     old: dict[str, str] = {}
     try:
         if os.path.isdir(target):
-            old = _owned(target, force)
+            old = _owned(target, force, kind)
         for rel, text in files:
             rel = _safe_rel(rel)
             if rel in seen:  # validation prevents it; a second write would lose the first
@@ -342,16 +407,19 @@ def _same(path: str, data: bytes) -> bool:
 
 def _sweep(parent: str, base: str) -> None:
     """Remove temporary trees an interrupted run left beside the target (called under the
-    lock, so no live run owns one)."""
+    lock, so no live run owns one): directories named exactly as ``mkdtemp`` names this
+    output's temporaries, ``.<name>.lnetgen-`` and eight characters, nothing else (a user's
+    ``.<name>.lnetgen-notes.txt`` or ``.<name>.lnetgen-backup/`` beside it was deleted)."""
     prefix = f".{base}{_PREFIX}"
     for name in os.listdir(parent):
         full = os.path.join(parent, name)
-        if name.startswith(prefix) and not os.path.islink(full):
-            if os.path.isdir(full):
-                shutil.rmtree(full, ignore_errors=True)
-            else:
-                with suppress(OSError):
-                    os.unlink(full)
+        if (
+            name.startswith(prefix)
+            and _TEMP_NAME.fullmatch(name[len(prefix) :])
+            and not os.path.islink(full)
+            and os.path.isdir(full)
+        ):
+            shutil.rmtree(full, ignore_errors=True)
 
 
 def write_file(path: str, text: str) -> None:
@@ -366,6 +434,8 @@ def write_file(path: str, text: str) -> None:
             mode = 0
         if not (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
             raise _fail(path, f"output path is a symbolic link (to {real}); give the real path")
+    if inputs.is_input(path):
+        raise _fail(path, "output path is an input of this run; give another path")
     data = text.encode("utf-8")
     try:
         mode = os.stat(path).st_mode

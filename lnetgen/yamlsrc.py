@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from lnetgen import inputs
 from lnetgen.bounded import read_at_most
 from lnetgen.diagnostics import Diagnostic, InputError, Severity, json_path
 
@@ -231,6 +232,7 @@ def read_text(path: str, max_bytes: int = MAX_BYTES) -> str:
             )
         with open(path, "rb") as fh:
             blob = read_at_most(fh, max_bytes)
+            inputs.remember(os.fstat(fh.fileno()))
     except FileNotFoundError:
         raise fail("E-FILE", "no such file") from None
     except PermissionError:

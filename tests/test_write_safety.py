@@ -192,3 +192,149 @@ def test_single_file_out_symlink_is_refused(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["solve", DEMO, "--out", str(link)])
     assert res.exit_code == 2 and "symbolic link" in res.output
     assert link.is_symlink() and target.read_text() == "{}\n"
+
+
+def _add_entries(out: Path, *entries: dict[str, str]) -> None:
+    doc = json.loads((out / "manifest.json").read_text())
+    doc["files"] += list(entries)
+    (out / "manifest.json").write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize("path", ["/nonexistent/x", "../victim.txt", "routes/../../victim.txt"])
+def test_manifest_path_outside_the_tree_is_foreign(tmp_path: Path, path: str) -> None:
+    """An absolute path in the manifest made generate spin for ever under the lock (dirname of
+    "/" is "/"); a ``..`` path with the right hash was reported "removed" though nothing was.
+    Both are a manifest lnetgen did not write: refused, everything kept."""
+    out = tmp_path / "out"
+    _demo_tree(out)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine\n")
+    sha = hashlib.sha256(b"mine\n").hexdigest()
+    _add_entries(out, {"path": path, "sha256": sha})
+    with pytest.raises(InputError) as exc:
+        _demo_tree(out, "projection")
+    assert exc.value.diagnostics[0].code == "E-OUTPUT-FOREIGN"
+    assert "leaves the tree" in exc.value.diagnostics[0].message
+    assert victim.read_text() == "mine\n"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.lnetgen")]
+
+
+def test_deeply_nested_manifest_is_foreign_not_a_traceback(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "manifest.json").write_text("[" * 200_000 + "]" * 200_000)
+    (out / "x").write_text("x\n")
+    with pytest.raises(InputError) as exc:
+        _demo_tree(out)
+    assert exc.value.diagnostics[0].code == "E-OUTPUT-FOREIGN"
+    assert (out / "x").exists()
+
+
+def test_oversized_manifest_is_refused_before_it_is_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lnetgen import write
+
+    out = tmp_path / "out"
+    _demo_tree(out)
+    monkeypatch.setattr(write, "_MANIFEST_MAX", 1000)
+    with pytest.raises(InputError, match="larger than"):
+        _demo_tree(out, "projection")
+    _consistent(out)
+
+
+def test_generate_and_collect_do_not_replace_each_other(tmp_path: Path) -> None:
+    """A collect directory (live dumps) was deleted by generate, and a generated tree by
+    collect: each replaces only its own command's output."""
+    from lnetgen.collect import Collected, collected_files
+    from lnetgen.write import write_tree
+
+    gen = tmp_path / "gen"
+    _demo_tree(gen)
+    col = tmp_path / "col"
+    result = Collected(hosts=("rtr01",), dumps={"rtr01": b"net: []\n"}, modprobe={}, failed={})
+    write_tree(str(col), collected_files(result, "rtr01"), kind="collect")
+    with pytest.raises(InputError, match="lnetgen collect wrote it"):
+        _demo_tree(col)
+    assert (col / "rtr01.yaml").read_text() == "net: []\n"
+    with pytest.raises(InputError, match="lnetgen generate wrote it"):
+        write_tree(str(gen), collected_files(result, "rtr01"), kind="collect")
+    _consistent(gen)
+    write_tree(str(col), collected_files(result, "rtr01"), kind="collect")  # its own: fine
+
+
+def test_sweep_removes_only_temporaries_lnetgen_names(tmp_path: Path) -> None:
+    """Beside the output, a user's ``.out.lnetgen-notes.txt`` and ``.out.lnetgen-backup/``
+    were deleted with the leftovers of a killed run."""
+    (tmp_path / ".out.lnetgen-notes.txt").write_text("important\n")
+    (tmp_path / ".out.lnetgen-backup").mkdir()
+    (tmp_path / ".out.lnetgen-backup" / "f").write_text("keep\n")
+    (tmp_path / ".out.lnetgen-k2x9_0ab").mkdir()  # a killed run's temporary
+    (tmp_path / ".out.lnetgen-k2x9_0ab" / "half").write_text("x\n")
+    _demo_tree(tmp_path / "out")
+    assert (tmp_path / ".out.lnetgen-notes.txt").read_text() == "important\n"
+    assert (tmp_path / ".out.lnetgen-backup" / "f").read_text() == "keep\n"
+    assert not (tmp_path / ".out.lnetgen-k2x9_0ab").exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory")
+def test_read_only_out_is_refused_and_kept(tmp_path: Path) -> None:
+    """A read-only output was swapped for a new tree and the old one left behind for good
+    (its files could not be removed, yet they were reported removed)."""
+    out = tmp_path / "out"
+    _demo_tree(out)
+    out.chmod(0o555)
+    try:
+        with pytest.raises(InputError, match="read-only"):
+            _demo_tree(out, "round-robin")
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    finally:
+        out.chmod(0o755)
+    _consistent(out)
+
+
+@pytest.mark.parametrize("command", ["solve", "report", "fabric-export"])
+def test_single_file_out_never_replaces_an_input(tmp_path: Path, command: str) -> None:
+    """``solve site.yaml --out site.yaml`` replaced the inventory by the plan (and report,
+    fabric export with -o the same); a hard link to it is the same file."""
+    site = tmp_path / "site.yaml"
+    text = Path(DEMO).read_text()
+    site.write_text(text)
+    alias = tmp_path / "alias.yaml"
+    os.link(site, alias)
+    for out in (site, alias):
+        args = {
+            "solve": ["solve", str(site), "--out", str(out)],
+            "report": ["report", str(site), "--workload", "none", "-o", str(out)],
+            "fabric-export": ["fabric", "export", str(site), "-o", str(out)],
+        }[command]
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code == 2, res.output
+        assert "an input of this run" in res.output
+        assert site.read_text() == text
+
+
+def test_sigterm_removes_the_temporary_tree_and_the_lock(tmp_path: Path) -> None:
+    """``kill`` during a generate left its temporary tree (551 MB for Spider) and its lock
+    file beside the output until the next run; now it unwinds like Ctrl-C and exits 143."""
+    import signal
+    import time
+
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "lnetgen", "generate", BLUEWATERS, "--out", str(out)]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 120
+    while not any(p.name.startswith(".out.lnetgen-") for p in tmp_path.iterdir()):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.skip("the run ended before its temporary tree could be seen")
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=120) == 143
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    assert "Traceback" not in err, err
+    if proc.stderr:
+        proc.stderr.close()
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")]

@@ -90,7 +90,7 @@ def command(
         export_command=export_command or EXPORT_COMMAND,
         modprobe_command=modprobe_command or MODPROBE_COMMAND,
     )
-    write_tree(out, collected_files(result, nodeset))
+    write_tree(out, collected_files(result, nodeset), kind="collect")
     for host, why in sorted(result.failed.items()):
         click.echo(f"lnetgen: {host}: {why}", err=True)
     ok = len(hosts) - len(result.failed)

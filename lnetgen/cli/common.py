@@ -119,6 +119,20 @@ class DiagnosticsError(click.ClickException):
         print_diags(self.diagnostics)
 
 
+def _exit_cleanly_on_sigterm() -> None:
+    """``kill`` (SIGTERM) unwinds like Ctrl-C: a run writing an output tree removes its
+    temporary tree and its lock file on the way out (they were left behind, a 551 MB temporary
+    for Spider) and exits 143 as a killed process does."""
+    import signal
+    import threading
+
+    def terminated(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, terminated)
+
+
 class Lnetgen(click.Group):
     """The ``lnetgen`` group: click's usage errors (unknown option, bad value, missing argument)
     are printed as ``lnetgen: error[E-USAGE] --option: message`` -- or as JSON diagnostics on
@@ -133,6 +147,8 @@ class Lnetgen(click.Group):
         **extra: Any,
     ) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
+        if args is None:  # the real command line, not a test's runner
+            _exit_cleanly_on_sigterm()
         try:
             rv = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
         except click.ClickException as exc:
