@@ -338,3 +338,18 @@ def test_sigterm_removes_the_temporary_tree_and_the_lock(tmp_path: Path) -> None
     if proc.stderr:
         proc.stderr.close()
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")]
+
+
+def test_generate_does_not_replace_a_kept_fabric_check(tmp_path: Path) -> None:
+    out = tmp_path / "kept"
+    out.mkdir()
+    (out / "fabric.net").write_text("net\n")
+    doc = {
+        "lnetgen_version": "0",
+        "kind": "fabric check --keep",
+        "files": [{"path": "fabric.net", "sha256": hashlib.sha256(b"net\n").hexdigest()}],
+    }
+    (out / "manifest.json").write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="lnetgen fabric check --keep wrote it"):
+        _demo_tree(out)
+    assert (out / "fabric.net").read_text() == "net\n"

@@ -10,7 +10,6 @@ ftree fall back, misses its bound or loses routes;
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -209,7 +208,8 @@ def plan_ports(site: str, fmt: str) -> None:
     "--keep",
     type=click.Path(file_okay=False),
     default=None,
-    help="keep net files, OpenSM logs and forwarding tables in this directory",
+    help="keep net files, OpenSM logs and forwarding tables in this directory: a new or "
+    "empty one, or one an earlier --keep wrote (see above)",
 )
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
@@ -226,8 +226,15 @@ def check(site: str, fabric: str | None, keep: str | None, fmt: str, quiet: bool
     generate writes is worse than no setting, makes ftree fall back, loses routes, allows a
     credit loop or puts more than 2x the best possible on a leaf uplink.  Needs opensm,
     ibsim-utils and infiniband-diags; without them, skips (exit 0) once the inventory
-    checks out."""
+    checks out.
+
+    --keep DIR: the simulations run in a private temporary tree, which then replaces DIR
+    whole, with a manifest.json of every file's sha256 (also after a failed simulation: its
+    logs say why).  DIR must be new, empty, or what an earlier --keep wrote, unchanged; a
+    symbolic link, a file or directory of anyone else's, or a kept file edited since is
+    refused (exit 2) before anything runs, listing what is in the way."""
     from lnetgen.fabric import advise, simulate
+    from lnetgen.fabric import keep as kept
     from lnetgen.inventory import load_site
 
     # the inventory is checked first: a bad one is exit 1 whether or not OpenSM is here
@@ -245,22 +252,31 @@ def check(site: str, fabric: str | None, keep: str | None, fmt: str, quiet: bool
         sys.exit(EXIT_OK)
     failed = False
     fabrics = []
-    for fab in advise.checked_fabrics(s, fabric):
-        try:
-            # OpenSM and ibsim run in that directory: give them an absolute path
-            rows = advise.check(
-                s, fab, keep=os.path.abspath(keep) if keep else None, progress=progress_bars(quiet)
-            )
-        except simulate.SimError as exc:
-            click.echo(f"fabric check failed: {exc}", err=True)
-            sys.exit(EXIT_INPUT)
-        verdict = advise.judge(fab, rows)
-        if fmt == "json":
-            fabrics.append(check_dict(rows, verdict))
-        else:
-            for line in report_lines(rows) + verdict_lines(verdict):
-                click.echo(line)
-        failed = failed or bool(verdict.problems)
+    error = ""
+    # --keep is refused here, before any simulation, when it is not lnetgen's to replace; the
+    # simulations run in a private staging tree that replaces it at the end (lnetgen.fabric.keep)
+    with kept.staging(keep) as stage:
+        for fab in advise.checked_fabrics(s, fabric):
+            try:
+                rows = advise.check(s, fab, keep=stage, progress=progress_bars(quiet))
+            except (simulate.SimError, OSError) as exc:
+                error = str(exc)
+                click.echo(f"fabric check failed: {error}", err=True)
+                break
+            verdict = advise.judge(fab, rows)
+            if fmt == "json":
+                fabrics.append(check_dict(rows, verdict))
+            else:
+                for line in report_lines(rows) + verdict_lines(verdict):
+                    click.echo(line)
+            failed = failed or bool(verdict.problems)
+        if stage is not None:  # also after a failure: its logs say why
+            res = kept.write_kept(stage, s.name)
+            if not quiet:
+                n = len(res.written) + len(res.unchanged)
+                click.echo(f"fabric check: kept {n} file(s) in {res.target}", err=True)
+    if error:
+        sys.exit(EXIT_INPUT)
     if fmt == "json":
         out = {"bound": advise.BOUND, "fabrics": fabrics}
         click.echo(json.dumps(out, indent=1, sort_keys=True))

@@ -11,6 +11,8 @@ read back from ``ibnetdiscover`` output, checked for IO-node placement, and run 
 * :mod:`~lnetgen.fabric.simulate`: OpenSM on a simulated copy of a fabric (``fabric check``);
   :mod:`~lnetgen.fabric.trace` follows and counts the routes OpenSM configured.  Import them by
   name: only ``fabric check`` needs them, and ``simulate`` pulls in the OpenSM emitter.
+  :mod:`~lnetgen.fabric.keep`: the directory ``fabric check --keep`` leaves the simulations in
+  (a private staging tree, then one atomic, ownership-checked swap).
 """
 
 from __future__ import annotations

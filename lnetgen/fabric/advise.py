@@ -13,11 +13,11 @@ usable when OpenSM kept ftree, every host pair is routed and no credit loop is p
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
 
 from lnetgen.emit.opensm import fabric_files, fabric_guids
 from lnetgen.fabric.cabling import fabric_hosts, fabric_of, layout
+from lnetgen.fabric.keep import Stage
 from lnetgen.fabric.ports import apply_moves, plan_ports
 from lnetgen.fabric.simulate import SimResult, simulate
 from lnetgen.model import Fabric, OpenSMChoice, Site
@@ -103,12 +103,13 @@ def check(
     site: Site,
     fab: Fabric,
     only: set[str] | None = None,
-    keep: str | None = None,
+    keep: Stage | None = None,
     progress: Progress = NO_PROGRESS,
 ) -> list[CheckRow]:
     """Run every candidate (or those keyed in ``only``) on every switch of ``fab``: each switch
-    is simulated on its own, because the inventory does not cable switches together.  Raises
-    ``SimError`` when a program is missing or fails."""
+    is simulated on its own, because the inventory does not cable switches together.  With
+    ``keep``, each simulation runs in ``<fabric>/<candidate>/<switch>`` of that staging tree
+    (:mod:`lnetgen.fabric.keep`).  Raises ``SimError`` when a program is missing or fails."""
     hosts = fabric_hosts(site, fab)
     moves = plan_ports(site, hosts) if fab.name == site.client_fabric else []
     rows: list[CheckRow] = []
@@ -123,8 +124,9 @@ def check(
             if not part:
                 continue
             lay = layout(site, replace(fab, switches=(sw,)), part)
-            sub = os.path.join(keep, fab.name, cand.key, sw.name) if keep else None
-            rows.append(CheckRow(cand, sw.name, simulate(lay, files=files, keep=sub)))
+            sub, final = keep.sub(fab.name, cand.key, sw.name) if keep else (None, None)
+            result = simulate(lay, files=files, keep=sub, keep_as=final)
+            rows.append(CheckRow(cand, sw.name, result))
         tick()
     return rows
 

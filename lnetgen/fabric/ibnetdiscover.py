@@ -93,7 +93,9 @@ def parse_ibnetdiscover(text: str, file: str = "<ibnetdiscover>") -> IbNet:
     their ``# "description"``, and ``[port]`` lines (``(portguid)`` on either side,
     ``[ext N]`` ignored).  IB router (``Rt``) nodes are skipped.
     Raises ``InputError`` with the line of every line it cannot read, or for links that the
-    two ends disagree about.
+    two ends disagree about.  A line's text is quoted only after the first node line: before
+    it, and in a file with no node line at all (not ibnetdiscover output: one
+    ``E-IBNET-FORMAT``), the file may be anything, say a password file, and is not echoed.
     """
     diags: list[Diagnostic] = []
     nodes_out: list[IbNode] = []
@@ -172,7 +174,10 @@ def parse_ibnetdiscover(text: str, file: str = "<ibnetdiscover>") -> IbNet:
                 cur["pguids"][port] = int(m.group(2), 16)
             cur["links"].append(IbLink(port, peer, int(m.group(4))))
             continue
-        bad(lineno, f"cannot read this line: {line[:80]!r}")
+        if headers:  # ibnetdiscover output with a bad line: quoted, to find it
+            bad(lineno, f"cannot read this line: {line[:80]!r}")
+        else:  # before any node line the file may be anything: its text is not echoed
+            bad(lineno, "cannot read this line (before the first 'Switch' or 'Ca' node line)")
         if headers == 0 and len(diags) >= _SNIFF_LINES:
             break  # no node yet after this many unreadable lines: not ibnetdiscover at all
     finish()
@@ -188,7 +193,8 @@ def parse_ibnetdiscover(text: str, file: str = "<ibnetdiscover>") -> IbNet:
                     "E-IBNET-FORMAT",
                     "$",
                     "this is not ibnetdiscover output: no 'Switch' or 'Ca' node line, and line "
-                    f"{first.line} reads {first.message.removeprefix('cannot read this line: ')}",
+                    f"{first.line} is not ibnetdiscover syntax (its text is not shown: the file "
+                    "may be anything)",
                     hint="give the output of `ibnetdiscover` (infiniband-diags)",
                 )
             ]

@@ -120,7 +120,8 @@ class _Ibsim:
         self.log = os.path.join(work, "ibsim.log")
         env = dict(os.environ, IBSIM_SOCKNAME=sockname)
         env.pop("LD_PRELOAD", None)
-        with open(self.log, "wb") as fh:
+        fd = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as fh:
             self.proc = subprocess.Popen(
                 ["ibsim", "-s", "-n", netfile],
                 stdin=subprocess.DEVNULL,
@@ -187,18 +188,25 @@ def _run(
         raise SimError(f"{cmd[0]} did not finish in {timeout:.0f}s{tail}") from exc
 
 
-def _conf(work: str, settings: OpenSMSettings, files: dict[str, str] | None) -> str:
-    """Write the guid files and opensm.conf into ``work``; return the conf path.
+def _create(path: str, data: str | bytes) -> None:
+    """Write a new file: never one that is there already, never through a symbolic link."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags, 0o644)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+
+
+def _conf_files(
+    where: str, settings: OpenSMSettings, files: dict[str, str] | None
+) -> dict[str, str]:
+    """The guid files and opensm.conf (file name -> text), naming the guid files in ``where``.
 
     ``files`` (lnetgen's own opensm.conf and guid files, ``@DIR@`` standing for the directory
     of the guid files) are used when given; otherwise ``settings`` as plain lines.
     """
-    path = os.path.join(work, "opensm.conf")
     if files is not None:
-        for name, text in sorted(files.items()):
-            with open(os.path.join(work, name), "w", encoding="utf-8") as fh:
-                fh.write(text.replace("@DIR@", work))
-        return path
+        return {name: text.replace("@DIR@", where) for name, text in sorted(files.items())}
+    out: dict[str, str] = {}
     lines = ["routing_engine ftree"]
     for name, guids in (
         ("io_guid_file", settings.io_guids),
@@ -206,14 +214,11 @@ def _conf(work: str, settings: OpenSMSettings, files: dict[str, str] | None) -> 
         ("root_guid_file", settings.root_guids),
     ):
         if guids is not None:
-            guid_path = os.path.join(work, name)
-            with open(guid_path, "w", encoding="utf-8") as fh:
-                fh.write("".join(f"{guid_str(g)}\n" for g in sorted(guids)))
-            lines.append(f"{name} {guid_path}")
+            out[name] = "".join(f"{guid_str(g)}\n" for g in sorted(guids))
+            lines.append(f"{name} {os.path.join(where, name)}")
     lines.append(f"max_reverse_hops {settings.max_reverse_hops}")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(lines) + "\n")
-    return path
+    out["opensm.conf"] = "\n".join(lines) + "\n"
+    return out
 
 
 _ENGINE_RE = re.compile(r"osm_ucast_mgr_process: (\S+) tables configured")
@@ -254,8 +259,7 @@ def _dump_fts(env: dict[str, str], work: str, timeout: float) -> str:
     proc = _run(["dump_fts"], env, work, timeout)
     if proc.returncode != 0 or "Unicast lids" not in proc.stdout:
         raise SimError(f"dump_fts failed ({proc.returncode}): {proc.stderr.strip()[-400:]}")
-    with open(os.path.join(work, "dump_fts.txt"), "w", encoding="utf-8") as fh:
-        fh.write(proc.stdout)
+    _create(os.path.join(work, "dump_fts.txt"), proc.stdout)
     return proc.stdout
 
 
@@ -268,13 +272,18 @@ def simulate(
     files: dict[str, str] | None = None,
     timeout: float = 300.0,
     keep: str | None = None,
+    keep_as: str | None = None,
 ) -> SimResult:
     """Simulate ``lay``, run OpenSM ftree once, trace and count the routes.
 
     OpenSM gets either ``files`` (file name -> content: ``opensm.conf`` and guid files, as
     :func:`lnetgen.emit.opensm.fabric_files` makes them with ``directory="@DIR@"``) or plain
     ``settings`` (default: ftree with no guid files).  ``keep``: a directory to leave the net
-    file, logs and forwarding tables in.  Raises ``SimError`` when a program fails.
+    file, logs and forwarding tables in; it must not exist yet (its parent is created), for
+    ibsim and OpenSM run in it and write what they like there: ``fabric check --keep`` gives
+    a directory of its private staging tree (:mod:`lnetgen.fabric.keep`), never the user's.
+    ``keep_as``: where the kept files will end up, named in the kept ``opensm.conf``.
+    Raises ``SimError`` when a program fails.
     """
     missing = missing_tools()
     if missing:
@@ -282,21 +291,33 @@ def simulate(
             f"not installed: {', '.join(missing)} (Debian packages: {' '.join(PACKAGES)})"
         )
     start = time.monotonic()
+    settings = settings or OpenSMSettings()
     with tempfile.TemporaryDirectory(prefix="lnetgen-ibsim-") as tmp:
         work = keep or tmp
-        os.makedirs(work, exist_ok=True)
+        if keep:
+            try:
+                os.makedirs(os.path.dirname(keep), exist_ok=True)
+                os.mkdir(keep, 0o755)  # a new directory: nothing in it is someone else's
+            except OSError as exc:
+                raise SimError(f"cannot create {keep}: {exc.strerror or exc}") from None
         netfile = os.path.join(work, "fabric.net")
-        with open(netfile, "w", encoding="utf-8") as fh:
-            fh.write(render_net(lay.net, [f"fabric {lay.fabric.name} of site {lay.site}"]))
-        conf = _conf(work, settings or OpenSMSettings(), files)
+        _create(netfile, render_net(lay.net, [f"fabric {lay.fabric.name} of site {lay.site}"]))
+        for name, text in _conf_files(work, settings, files).items():
+            _create(os.path.join(work, name), text)
+        conf = os.path.join(work, "opensm.conf")
         sockname = f"lnetgen-{os.getpid()}-{os.path.basename(tmp)}"
         src_kind, io_kind = host_classes(lay)
         first = next((h for h in lay.hosts if h.kind == src_kind), lay.hosts[0])
         env = _env(sockname, first.node_id, work)
-        with _Ibsim(netfile, work, sockname) as sim:
-            sim.wait_ready(60)
-            engine, fallback, ca, errors = _run_opensm(env, conf, work, timeout)
-            text = _dump_fts(env, work, timeout)
+        try:
+            with _Ibsim(netfile, work, sockname) as sim:
+                sim.wait_ready(60)
+                engine, fallback, ca, errors = _run_opensm(env, conf, work, timeout)
+                text = _dump_fts(env, work, timeout)
+        finally:
+            if keep and keep_as:  # the kept opensm.conf names the guid files where they are kept
+                os.unlink(conf)
+                _create(conf, _conf_files(keep_as, settings, files)["opensm.conf"])
         tables, lids = parse_dump_fts(text)
         fwd, back = count_routes(lay, tables, lids)
         health = route_health(lay, tables, lids)
