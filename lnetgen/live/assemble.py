@@ -3,7 +3,8 @@
 A directory holds one or more files per host, named ``<host>`` or ``<host>.<anything>``; a
 directory written by ``lnetgen generate`` (it has ``manifest.json``) gives every host of every
 lnetctl (else modprobe) file.  Only regular files are read, and only under names that start
-with a host name: anything else is reported, never read, folded or printed as it is.  The dumps
+with a host name: anything else is reported, never read, folded or printed as it is.  No
+symbolic link below PATH is followed out of it (``lnetgen.live.files.read_bytes``).  The dumps
 of one host merge into one state, the first dump that shows a part giving it.
 """
 
@@ -105,7 +106,8 @@ def read_live(path: str, progress: Progress = NO_PROGRESS) -> LiveSet:
     cache = ParseCache()
     live = LiveSet(path)
     if stat.S_ISDIR(st.st_mode):
-        if os.path.isfile(os.path.join(path, "manifest.json")):
+        mpath = os.path.join(path, "manifest.json")
+        if os.path.islink(mpath) or os.path.isfile(mpath):  # a link is refused, not skipped
             read_generated(path, live, cache)
         else:
             _read_directory(path, live, cache, progress)

@@ -7,6 +7,7 @@ import json
 import os
 
 from lnetgen import nodes
+from lnetgen.diagnostics import InputError
 from lnetgen.live.cache import ParseCache
 from lnetgen.live.dump import read_dump
 from lnetgen.live.errors import LiveParseError, clip, path_error
@@ -21,12 +22,15 @@ MAX_MANIFEST_HOSTS = 4_000_000
 _GENERATED_FORMATS = ("lnetctl", "modprobe")
 
 
-def _manifest_entries(mpath: str, live: LiveSet) -> list[tuple[str, str, str]]:
+def _manifest_entries(mpath: str, root: str, live: LiveSet) -> list[tuple[str, str, str]]:
     """(format, path, hosts) of the manifest's lnetctl and modprobe files, checked for shape;
-    sets ``live.generated``.  Raises ``InputError`` (``E-LIVE-PATH``)."""
+    sets ``live.generated``.  Raises ``InputError`` (``E-LIVE-PATH``; ``E-LIVE-LINK`` when
+    the manifest is a symbolic link out of ``root``, never read)."""
     try:
-        manifest = json.loads(read_bytes(mpath))
+        manifest = json.loads(read_bytes(mpath, root))
     except LiveParseError as exc:
+        if exc.diagnostic.code == "E-LIVE-LINK":
+            raise InputError([exc.diagnostic]) from None
         raise path_error(mpath, f"not an lnetgen manifest: {exc.diagnostic.message}") from None
     except OSError as exc:
         raise path_error(mpath, f"cannot read: {exc.strerror or exc}") from None
@@ -69,7 +73,7 @@ def _file_of_each_host(path: str, live: LiveSet) -> dict[str, str]:
     mpath = os.path.join(path, "manifest.json")
     chosen: dict[str, str] = {}
     total = 0
-    for _fmt, rel, hosts in _manifest_entries(mpath, live):
+    for _fmt, rel, hosts in _manifest_entries(mpath, path, live):
         size = nodes.count(hosts)  # a node set is sized before ClusterShell expands it
         total += size
         if total > MAX_MANIFEST_HOSTS:

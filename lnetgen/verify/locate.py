@@ -53,17 +53,19 @@ def _canon_nid(text: str) -> str:
 
 
 class Locator:
-    """Finds places in files, reading each file once."""
+    """Finds places in files, reading each file once; with ``root``, files in that directory,
+    read without following a symbolic link out of it."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: str = "") -> None:
         self._lines: dict[str, list[str]] = {}
+        self._root = root
 
     def lines(self, file: str) -> list[str]:
         """The lines of ``file`` ([] when it cannot be read)."""
         got = self._lines.get(file)
         if got is None:
             try:
-                got = read_bytes(file).decode("utf-8", "replace").split("\n")
+                got = read_bytes(file, self._root).decode("utf-8", "replace").split("\n")
             except (OSError, LiveParseError):
                 got = []
             self._lines[file] = got

@@ -249,15 +249,19 @@ def _routers(obj: object, mpath: str) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def read_manifest(mpath: str) -> Manifest:
-    """Read and parse ``mpath``.  Raises ``InputError`` when it cannot be read or used."""
+def read_manifest(mpath: str, root: str = "") -> Manifest:
+    """Read and parse ``mpath`` (with ``root``, the tree it lies in: a symbolic link out of
+    ``root`` is refused, ``E-LIVE-LINK``).  Raises ``InputError`` when it cannot be read or
+    used."""
     try:
-        data = read_bytes(mpath)
+        data = read_bytes(mpath, root)
     except FileNotFoundError:
         raise _bad(
             mpath, "no such file: verify needs the manifest.json of a generated tree"
         ) from None
     except LiveParseError as exc:
+        if exc.diagnostic.code == "E-LIVE-LINK":
+            raise InputError([exc.diagnostic]) from None
         raise _bad(mpath, exc.diagnostic.message) from None
     except OSError as exc:
         raise _bad(mpath, f"cannot read: {exc.strerror or exc}") from None

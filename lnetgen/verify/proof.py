@@ -93,15 +93,19 @@ def verify(
         )
     if live is None and out_dir is None:
         raise _usage("--manifest without --live: give OUT_DIR to verify a generated tree")
+    # a manifest or PATH named on the command line is followed; no link below a directory is
     mpath = manifest or os.path.join(str(out_dir), "manifest.json")
-    m = read_manifest(mpath)
+    m = read_manifest(mpath, "" if manifest else str(out_dir))
     world = read_live_world(live, m) if live is not None else read_tree(str(out_dir), m, progress)
     _scope(world, hosts)
     index_nids(world, m, out_dir)
     out = Collector()
     out.extend(world.findings)
     _notes(world, out)
-    loc = Locator()
+    if live is not None:
+        loc = Locator(live if os.path.isdir(live) else "")
+    else:
+        loc = Locator(str(out_dir))
     proofs = _proofs(world, m, out, loc, progress)
     result = VerifyResult(live if live is not None else str(out_dir), mpath)
     result.counts = {p.fs.name: p.counts for p in proofs}

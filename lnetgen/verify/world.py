@@ -164,7 +164,7 @@ def read_tree(out_dir: str, manifest: Manifest, progress: Progress = NO_PROGRESS
     for e in counted(entries, tick):
         full = os.path.join(out_dir, e.path)
         try:
-            state = read_dump(full, cache=cache)
+            state = read_dump(full, cache=cache, root=out_dir)  # no link out of the tree
         except LiveParseError as exc:
             world.findings.append(_unreadable(exc.diagnostic))
             continue
@@ -236,11 +236,12 @@ def read_live_world(live_path: str, manifest: Manifest) -> World:
     return world
 
 
-def _ansible_nids(path: str) -> list[str]:
+def _ansible_nids(path: str, root: str) -> list[str]:
     """NIDs of one Ansible ``host_vars`` file (``lustre_lnet_lnetctl_networks``: per net, the
-    address of each interface); [] when it has none.  Raises ``ValueError``."""
+    address of each interface) of the tree ``root``; [] when it has none.  Raises
+    ``ValueError`` (a symbolic link out of ``root`` is refused, not read)."""
     try:
-        doc = yaml.load(read_bytes(path), Loader=_Loader)
+        doc = yaml.load(read_bytes(path, root), Loader=_Loader)
     except (OSError, LiveParseError, yaml.YAMLError) as exc:
         raise ValueError(str(exc)) from None
     nets = doc.get("lustre_lnet_lnetctl_networks") if isinstance(doc, dict) else None
@@ -279,7 +280,7 @@ def index_nids(world: World, manifest: Manifest, out_dir: str | None) -> None:
             continue
         full = os.path.join(out_dir, e.path)
         try:
-            world.own(e.hosts, _ansible_nids(full), full)
+            world.own(e.hosts, _ansible_nids(full, out_dir), full)
         except ValueError as exc:
             world.findings.append(
                 Diagnostic(full, 0, 0, "warning", "V-NID-SOURCE", "$", f"not read: {exc}")
