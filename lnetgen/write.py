@@ -60,6 +60,8 @@ _SHOW = 10  # foreign or edited paths listed in a refusal
 _MANIFEST_MAX = 64 << 20  # bytes of an old manifest read at most (Spider's: 4 MB)
 #: what a temporary of ``write_tree`` is called: ``mkdtemp``'s eight characters after the prefix
 _TEMP_NAME = re.compile(r"(?:old-)?[a-z0-9_]{8}")
+#: the file a temporary holds while it is filled (removed before it becomes the tree)
+_PARTIAL = ".lnetgen-partial"
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,15 @@ def output_lock(parent: str, target: str) -> Iterator[None]:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
         raise _fail(path, f"cannot create the output's lock file: {exc.strerror}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size:  # lnetgen's lock files are always empty
+        os.close(fd)
+        raise _fail(
+            path,
+            "a file lnetgen did not make has the name of this output's lock file; move it "
+            "away (lnetgen removes its lock files, and would remove this one)",
+            "E-OUTPUT-FOREIGN",
+        )
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -171,10 +182,13 @@ def _recorded(target: str, kind: str) -> dict[str, str]:
     another command (``kind``: a ``collect``'s dumps are not ``generate``'s to replace)."""
     manifest = os.path.join(target, MARKER)
     if os.path.islink(manifest) or not os.path.isfile(manifest):
+        shown = [
+            e + ("/" if os.path.isdir(os.path.join(target, e)) else "") for e in os.listdir(target)
+        ]
         raise _fail(
             target,
             "refusing to replace a non-empty directory that lnetgen did not "
-            f"write (no {MARKER}); choose an empty or new directory",
+            f"write (no {MARKER}; in it: {_listing(shown)}); choose an empty or new directory",
             "E-OUTPUT-FOREIGN",
         )
     recorded: dict[str, str] = {}
@@ -269,8 +283,8 @@ def _owned(target: str, force: bool, kind: str) -> dict[str, str]:
         raise _fail(
             target,
             f"{len(edited)} file(s) were changed since lnetgen wrote them (their sha256 "
-            f"differs from {MARKER}: {_listing(edited)}); keep your edits elsewhere, or "
-            "rerun with --force to overwrite them",
+            f"differs from {MARKER}: {_listing(edited)}); keep your edits elsewhere"
+            + (", or rerun with --force to overwrite them" if kind == "generate" else ""),
             "E-OUTPUT-EDITED",
         )
     owned = {rel: ("" if rel in edited else sha) for rel, sha in recorded.items()}
@@ -281,6 +295,26 @@ def _owned(target: str, force: bool, kind: str) -> dict[str, str]:
 def _listing(paths: list[str]) -> str:
     shown = ", ".join(sorted(paths)[:_SHOW])
     return shown + (f", ... {len(paths) - _SHOW} more" if len(paths) > _SHOW else "")
+
+
+def check_replaceable(target: str, kind: str) -> None:
+    """Refuse (``UsageError``) what :func:`write_tree` with ``kind`` would refuse to replace,
+    without writing: for a command that works a long time before it writes (``fabric check
+    --keep``), so a refusal costs nothing; ``write_tree`` checks again under its lock."""
+    target = os.path.abspath(target)
+    if os.path.islink(target):
+        raise _fail(
+            target,
+            "output path is a symbolic link; give the directory it points to "
+            f"({os.path.realpath(target)}) or a new path",
+        )
+    if os.path.exists(target) and not os.path.isdir(target):
+        raise _fail(target, "output path exists and is not a directory")
+    if os.path.isdir(target):
+        try:
+            _owned(target, False, kind)
+        except OSError as exc:
+            raise _fail(target, f"cannot read: {exc.strerror or exc}") from None
 
 
 def write_tree(
@@ -325,6 +359,7 @@ def _write_locked(
 ) -> WriteResult:
     try:
         tmp = tempfile.mkdtemp(prefix=f".{base}{_PREFIX}", dir=parent)
+        open(os.path.join(tmp, _PARTIAL), "wb").close()  # what tells the sweep it is ours
     except OSError as exc:
         raise _fail(parent, f"cannot create a temporary directory: {exc.strerror}") from None
     written, unchanged = [], []
@@ -355,6 +390,7 @@ def _write_locked(
                 fh.write(data)
             os.chmod(dest, 0o644)
             written.append(rel)
+        os.unlink(os.path.join(tmp, _PARTIAL))  # not part of the tree
         os.chmod(tmp, 0o755)
         _sync(tmp)  # every new file durable before the swap makes it the tree
         if os.path.isdir(target):
@@ -418,8 +454,27 @@ def _sweep(parent: str, base: str) -> None:
             and _TEMP_NAME.fullmatch(name[len(prefix) :])
             and not os.path.islink(full)
             and os.path.isdir(full)
+            and _temporary(full)
         ):
             shutil.rmtree(full, ignore_errors=True)
+
+
+def _temporary(path: str) -> bool:
+    """Whether a directory named like a temporary is one: empty, a new tree being filled (it
+    holds ``_PARTIAL``), or an old tree swapped out (an lnetgen manifest).  A user's
+    directory of the same name is none of these and stays."""
+    try:
+        names = os.listdir(path)
+        if not names or _PARTIAL in names:
+            return True
+        if MARKER not in names or os.path.islink(os.path.join(path, MARKER)):
+            return False
+        with open(os.path.join(path, MARKER), "rb") as fh:
+            fh.seek(max(0, os.fstat(fh.fileno()).st_size - 4096))
+            tail = fh.read(4096)  # sorted keys: lnetgen_version comes after the files
+    except OSError:
+        return False
+    return b'"lnetgen_version"' in tail
 
 
 def write_file(path: str, text: str) -> None:
@@ -459,8 +514,10 @@ def write_file(path: str, text: str) -> None:
             fh.write(data)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
+        tmp = ""
     except OSError as exc:
+        raise _fail(path, f"cannot write: {exc.strerror or exc}") from None
+    finally:  # also when the run is stopped (SIGTERM, Ctrl-C) while it writes
         if tmp:
             with suppress(OSError):
                 os.unlink(tmp)
-        raise _fail(path, f"cannot write: {exc.strerror or exc}") from None

@@ -137,7 +137,7 @@ def test_keep_replaces_only_what_an_earlier_keep_wrote(tmp_path: Path) -> None:
     assert CliRunner().invoke(main, ["generate", DEMO, "--out", str(gen)]).exit_code == 0
     before = _tree(gen)
     r = _check(gen)
-    assert r.exit_code == 2 and "its manifest.json is not one" in r.output, r.output
+    assert r.exit_code == 2 and "lnetgen generate wrote it" in r.output, r.output
     assert _tree(gen) == before
 
 
@@ -165,11 +165,15 @@ def test_check_target_rules(tmp_path: Path) -> None:
         keep.check_target(str(tmp_path))
     (tmp_path / "file").unlink()
     (tmp_path / "manifest.json").write_text(json.dumps({"lnetgen_version": "1", "files": []}))
-    with pytest.raises(UsageError, match=r"its manifest\.json is not one"):
+    with pytest.raises(UsageError, match="lnetgen generate wrote it"):
         keep.check_target(str(tmp_path))  # another command's manifest
-    outside = {"kind": keep.WRITTEN_BY, "files": [{"path": "../x", "sha256": "0"}]}
+    outside = {
+        "lnetgen_version": "1",
+        "kind": keep.WRITTEN_BY,
+        "files": [{"path": "../x", "sha256": "0"}],
+    }
     (tmp_path / "manifest.json").write_text(json.dumps(outside))
-    with pytest.raises(UsageError, match=r"its manifest\.json is not one"):
+    with pytest.raises(UsageError, match="leaves the tree"):
         keep.check_target(str(tmp_path))  # lists a path outside: not what --keep writes
 
 

@@ -269,12 +269,46 @@ def test_sweep_removes_only_temporaries_lnetgen_names(tmp_path: Path) -> None:
     (tmp_path / ".out.lnetgen-notes.txt").write_text("important\n")
     (tmp_path / ".out.lnetgen-backup").mkdir()
     (tmp_path / ".out.lnetgen-backup" / "f").write_text("keep\n")
+    (tmp_path / ".out.lnetgen-20241126").mkdir()  # named like a temporary, but the user's
+    (tmp_path / ".out.lnetgen-20241126" / "data").write_text("precious\n")
     (tmp_path / ".out.lnetgen-k2x9_0ab").mkdir()  # a killed run's temporary
     (tmp_path / ".out.lnetgen-k2x9_0ab" / "half").write_text("x\n")
+    (tmp_path / ".out.lnetgen-k2x9_0ab" / ".lnetgen-partial").write_text("")
+    _demo_tree(tmp_path / "old")
+    (tmp_path / "old").rename(tmp_path / ".out.lnetgen-old-q1w2e3r4")  # a swapped-out tree
     _demo_tree(tmp_path / "out")
     assert (tmp_path / ".out.lnetgen-notes.txt").read_text() == "important\n"
     assert (tmp_path / ".out.lnetgen-backup" / "f").read_text() == "keep\n"
+    assert (tmp_path / ".out.lnetgen-20241126" / "data").read_text() == "precious\n"
     assert not (tmp_path / ".out.lnetgen-k2x9_0ab").exists()
+    assert not (tmp_path / ".out.lnetgen-old-q1w2e3r4").exists()
+    _consistent(tmp_path / "out")  # the mark of a temporary is not part of the tree
+
+
+def test_a_file_named_like_the_lock_is_not_removed(tmp_path: Path) -> None:
+    """lnetgen removes its lock file at the end: a user's file of that name (its lock files
+    are always empty) was deleted."""
+    (tmp_path / ".out.lnetgen.lock").write_text("mylock\n")
+    with pytest.raises(InputError, match="lock file"):
+        _demo_tree(tmp_path / "out")
+    assert (tmp_path / ".out.lnetgen.lock").read_text() == "mylock\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_stopped_single_file_write_leaves_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SIGTERM (here: the exception it raises) while a single file was written left the
+    temporary beside it: only an OSError removed it."""
+    from lnetgen import write
+
+    def stopped(_a: str, _b: str) -> None:
+        raise SystemExit(143)
+
+    monkeypatch.setattr(write.os, "replace", stopped)
+    with pytest.raises(SystemExit):
+        write.write_file(str(tmp_path / "plan.json"), "{}\n")
+    assert os.listdir(tmp_path) == []
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory")
@@ -353,3 +387,25 @@ def test_generate_does_not_replace_a_kept_fabric_check(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="lnetgen fabric check --keep wrote it"):
         _demo_tree(out)
     assert (out / "fabric.net").read_text() == "net\n"
+
+
+def test_verify_ping_plan_never_replaces_what_verify_read(tmp_path: Path) -> None:
+    """``verify OUT --ping-plan OUT/manifest.json`` replaced the manifest it had just read."""
+    out = tmp_path / "out"
+    _demo_tree(out)
+    before = (out / "manifest.json").read_bytes()
+    res = CliRunner().invoke(main, ["verify", str(out), "--ping-plan", str(out / "manifest.json")])
+    assert res.exit_code == 2 and "an input of this run" in res.output, res.output
+    assert (out / "manifest.json").read_bytes() == before
+
+
+def test_ctrl_c_exits_130_not_findings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C printed "Aborted!" and exited 1, the code for findings."""
+    from lnetgen import drysolve
+
+    def interrupted(_site: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(drysolve, "dry_solve_acknowledged", interrupted)
+    res = CliRunner().invoke(main, ["validate", DEMO])
+    assert res.exit_code == 130 and "Aborted!" in res.output, res.output

@@ -160,9 +160,9 @@ class Lnetgen(click.Group):
             if ctx is not None:
                 click.echo(f"Try '{ctx.command_path} --help' for help.", err=True)
             sys.exit(EXIT_INPUT)
-        except click.Abort:
+        except click.Abort:  # Ctrl-C: the shell's code for a run stopped by SIGINT
             click.echo("Aborted!", err=True)
-            sys.exit(EXIT_FINDINGS)
+            sys.exit(128 + 2)
         if not standalone_mode:
             return rv
         sys.exit(rv if isinstance(rv, int) else EXIT_OK)

@@ -26,15 +26,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from lnetgen import __version__
-from lnetgen.bounded import read_at_most
-from lnetgen.diagnostics import Diagnostic, UsageError
-from lnetgen.write import MARKER, WriteResult, write_tree
+from lnetgen.write import MARKER, WriteResult, check_replaceable, write_tree
 
 #: ``kind`` of the manifest (``lnetgen.write.manifest_kind``): what tells a kept directory
 #: from other lnetgen output, for ``generate`` and ``collect`` as well.
 WRITTEN_BY = "fabric check --keep"
-_MANIFEST_MAX = 64 << 20  # bytes of an old manifest read at most
-_SHOW = 10  # entries listed in a refusal
 
 
 @dataclass(frozen=True)
@@ -49,131 +45,12 @@ class Stage:
         return os.path.join(self.root, *parts), os.path.join(self.target, *parts)
 
 
-def _fail(path: str, msg: str, code: str = "E-OUTPUT") -> UsageError:
-    return UsageError([Diagnostic(path, 0, 0, "error", code, "$", msg)])
-
-
-def _listing(paths: list[str]) -> str:
-    shown = ", ".join(sorted(paths)[:_SHOW])
-    return shown + (f", ... {len(paths) - _SHOW} more" if len(paths) > _SHOW else "")
-
-
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _recorded(target: str) -> dict[str, str] | None:
-    """Relative path -> sha256 from the ``fabric check --keep`` manifest of ``target``; None
-    when there is none."""
-    manifest = os.path.join(target, MARKER)
-    try:
-        if not stat.S_ISREG(os.lstat(manifest).st_mode):
-            return None
-        fd = os.open(manifest, os.O_RDONLY | os.O_NOFOLLOW)
-        with os.fdopen(fd, "rb") as fh:
-            blob = read_at_most(fh, _MANIFEST_MAX)
-        if len(blob) > _MANIFEST_MAX:
-            return None
-        doc = json.loads(blob)
-        if not isinstance(doc, dict) or doc.get("kind") != WRITTEN_BY:
-            return None
-        recorded = {}
-        for entry in doc["files"]:
-            path, sha = entry["path"], entry["sha256"]
-            if not isinstance(path, str) or not isinstance(sha, str):
-                return None
-            norm = os.path.normpath(path)
-            if norm == MARKER or os.path.isabs(norm) or norm.split(os.sep)[0] in ("..", "."):
-                return None  # a path outside the directory: not what --keep writes
-            recorded[norm] = sha
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
-        return None
-    return recorded
-
-
 def check_target(target: str) -> None:
     """Refuse ``target`` (``UsageError``, exit 2) unless it is new, an empty directory, or a
-    directory an earlier ``fabric check --keep`` wrote and nobody changed since.
-
-    Called before the simulations, so a refusal costs no time; :func:`write_kept` checks again
-    (``write_tree`` does, under its lock) when it replaces the directory."""
-    if os.path.islink(target):
-        raise _fail(
-            target,
-            "--keep directory is a symbolic link; lnetgen never writes through one: give "
-            f"the directory it points to ({os.path.realpath(target)}) or a new path",
-        )
-    if not os.path.lexists(target):
-        return
-    if not os.path.isdir(target):
-        raise _fail(target, "--keep path exists and is not a directory")
-    try:
-        entries = sorted(os.listdir(target))
-    except OSError as exc:
-        raise _fail(target, f"cannot read the --keep directory: {exc.strerror}") from None
-    if not entries:
-        return
-    recorded = _recorded(target)
-    if recorded is None:
-        shown = [e + ("/" if os.path.isdir(os.path.join(target, e)) else "") for e in entries]
-        why = f"its {MARKER} is not one" if MARKER in entries else f"no {MARKER} of it"
-        raise _fail(
-            target,
-            f"refusing to write into a non-empty directory that `fabric check --keep` did not "
-            f"write ({why}); in the way: {_listing(shown)}; give a new or empty directory",
-            "E-OUTPUT-FOREIGN",
-        )
-    try:
-        foreign, edited = _foreign_and_edited(target, recorded)
-    except OSError as exc:
-        raise _fail(target, f"cannot read the --keep directory: {exc.strerror or exc}") from None
-    if foreign:
-        raise _fail(
-            target,
-            f"refusing to replace this --keep directory: {len(foreign)} entr(y/ies) in it were "
-            f"not written by `fabric check --keep` ({_listing(foreign)}); lnetgen never "
-            "overwrites or deletes what it did not write: move them away or give another "
-            "directory",
-            "E-OUTPUT-FOREIGN",
-        )
-    if edited:
-        raise _fail(
-            target,
-            f"refusing to replace this --keep directory: {len(edited)} file(s) were changed "
-            f"since `fabric check --keep` wrote them (their sha256 differs from {MARKER}: "
-            f"{_listing(edited)}); copy your edits elsewhere or give another directory",
-            "E-OUTPUT-EDITED",
-        )
-
-
-def _foreign_and_edited(target: str, recorded: dict[str, str]) -> tuple[list[str], list[str]]:
-    dirs: set[str] = set()
-    for rel in recorded:
-        while rel := os.path.dirname(rel):
-            dirs.add(rel)
-    foreign: list[str] = []
-    edited: list[str] = []
-    for root, subdirs, files in os.walk(target):  # never descends into a link
-        for name in list(subdirs):
-            rel = os.path.relpath(os.path.join(root, name), target)
-            if rel not in dirs or os.path.islink(os.path.join(root, name)):
-                foreign.append(rel + "/")
-                subdirs.remove(name)  # listed whole, not file by file
-        for name in files:
-            full = os.path.join(root, name)
-            rel = os.path.relpath(full, target)
-            if rel == MARKER:
-                continue
-            if rel not in recorded or not stat.S_ISREG(os.lstat(full).st_mode):
-                foreign.append(rel)
-            elif _sha256(full) != recorded[rel]:
-                edited.append(rel)
-    return foreign, edited
+    directory an earlier ``fabric check --keep`` wrote and nobody changed since: the rules of
+    :func:`lnetgen.write.write_tree`, checked before the simulations so a refusal costs no
+    time; :func:`write_kept` checks again (``write_tree`` does, under its lock)."""
+    check_replaceable(target, WRITTEN_BY)
 
 
 @contextmanager

@@ -8,7 +8,7 @@ import errno
 import os
 import stat
 
-from lnetgen import nodes
+from lnetgen import inputs, nodes
 from lnetgen.bounded import read_at_most
 from lnetgen.live.errors import LiveParseError, clip, diag, shown
 
@@ -174,6 +174,7 @@ def read_bytes(path: str, root: str = "") -> bytes:
         st = os.fstat(fh.fileno())
         if not stat.S_ISREG(st.st_mode):
             raise _not_regular(path, st.st_mode)
+        inputs.remember(st)  # no output of this run may replace it (verify --ping-plan)
         if st.st_size > MAX_FILE_BYTES:
             raise _too_big(path, f"file is {st.st_size} bytes")
         data = read_at_most(fh, MAX_FILE_BYTES)
