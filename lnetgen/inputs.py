@@ -5,7 +5,9 @@ and ``fabric export`` did the same with ``-o``.  Every reader of a user's file (
 text reader, the plan reader) calls :func:`remember`; every writer of a single file asks
 :func:`is_input` before it replaces anything.  A file is known by its device, inode, size and
 modification time, so a hard link to the inventory is caught as well, and an inode that was
-freed and reused by another file is not mistaken for it.
+freed and reused by another file is not mistaken for it.  The record lasts as long as the
+process (one command); a long-lived program that means to replace a file it read calls
+:func:`forget` first.
 """
 
 from __future__ import annotations
@@ -30,3 +32,8 @@ def is_input(path: str) -> bool:
         return _key(os.stat(path)) in _SEEN
     except OSError:
         return False
+
+
+def forget() -> None:
+    """Drop the record: nothing read so far is protected any more."""
+    _SEEN.clear()
