@@ -400,7 +400,7 @@ def _write_locked(
                 os.rename(target, aside)
                 os.rename(tmp, target)
                 tmp = aside
-            shutil.rmtree(tmp, ignore_errors=True)  # now holds the old tree: only owned files
+            _discard(parent, base, tmp)  # now holds the old tree: only owned files
         else:
             os.rename(tmp, target)
     except OSError as exc:
@@ -411,6 +411,22 @@ def _write_locked(
         raise
     removed = tuple(sorted(set(old) - seen))
     return WriteResult(target, tuple(sorted(written)), tuple(sorted(unchanged)), removed)
+
+
+def _discard(parent: str, base: str, old: str) -> None:
+    """Remove the swapped-out tree ``old`` so that a kill at any moment leaves only what the
+    next run's sweep recognises (:func:`_temporary`): it is moved into a new temporary that
+    holds the ``_PARTIAL`` mark, and removed before the mark (``rmtree`` alone could remove its
+    manifest first and be killed with the rest of the tree unmarked)."""
+    try:
+        grave = tempfile.mkdtemp(prefix=f".{base}{_PREFIX}", dir=parent)
+        open(os.path.join(grave, _PARTIAL), "wb").close()
+        os.rename(old, os.path.join(grave, "tree"))
+    except OSError:
+        shutil.rmtree(old, ignore_errors=True)
+        return
+    shutil.rmtree(os.path.join(grave, "tree"), ignore_errors=True)
+    shutil.rmtree(grave, ignore_errors=True)
 
 
 def _sync(path: str) -> None:
@@ -469,12 +485,25 @@ def _temporary(path: str) -> bool:
             return True
         if MARKER not in names or os.path.islink(os.path.join(path, MARKER)):
             return False
-        with open(os.path.join(path, MARKER), "rb") as fh:
-            fh.seek(max(0, os.fstat(fh.fileno()).st_size - 4096))
-            tail = fh.read(4096)  # sorted keys: lnetgen_version comes after the files
+        return _mentions(os.path.join(path, MARKER), b'"lnetgen_version"')
     except OSError:
         return False
-    return b'"lnetgen_version"' in tail
+
+
+def _mentions(path: str, needle: bytes) -> bool:
+    """Whether the file ``path`` (its first ``_MANIFEST_MAX`` bytes) holds ``needle``, read
+    block by block (a manifest's keys are sorted: ``lnetgen_version`` may come anywhere)."""
+    seen, carry = 0, b""
+    with open(path, "rb") as fh:
+        while seen < _MANIFEST_MAX:
+            block = fh.read(1 << 20)
+            if not block:
+                return False
+            if needle in carry + block:
+                return True
+            carry = block[-len(needle) :]
+            seen += len(block)
+    return False
 
 
 def write_file(path: str, text: str) -> None:

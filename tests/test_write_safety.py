@@ -409,3 +409,22 @@ def test_ctrl_c_exits_130_not_findings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(drysolve, "dry_solve_acknowledged", interrupted)
     res = CliRunner().invoke(main, ["validate", DEMO])
     assert res.exit_code == 130 and "Aborted!" in res.output, res.output
+
+
+def test_sweep_knows_a_swapped_out_tree_by_its_manifest_anywhere(tmp_path: Path) -> None:
+    """A big manifest's sorted keys put ``lnetgen_version`` far from either end (Spider's
+    tree, killed while it was removed, stayed for good); a tree being removed is moved into
+    a marked temporary first."""
+    from lnetgen import write
+
+    old = tmp_path / ".out.lnetgen-abcd1234"
+    old.mkdir()
+    doc = {"files": [], "lnetgen_version": "0", "nids": {"x": "y" * 3_000_000}}
+    (old / "manifest.json").write_text(json.dumps(doc, sort_keys=True))
+    (old / "lnetctl").mkdir()
+    assert write._temporary(str(old))
+    gone = tmp_path / "gone"
+    _demo_tree(gone)
+    write._discard(str(tmp_path), "out", str(gone))
+    assert not gone.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.lnetgen-abcd1234"]
