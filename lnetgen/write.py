@@ -41,7 +41,6 @@ import fcntl
 import hashlib
 import json
 import os
-import re
 import shutil
 import stat
 import tempfile
@@ -52,16 +51,10 @@ from dataclasses import dataclass
 from lnetgen import inputs
 from lnetgen.bounded import read_at_most
 from lnetgen.diagnostics import Diagnostic, UsageError
+from lnetgen.leftovers import MANIFEST_MAX, MARKER, PARTIAL, PREFIX, discard, sweep
 
-MARKER = "manifest.json"  # a directory lnetgen wrote always has one
-_PREFIX = ".lnetgen-"
-_LOCK_SUFFIX = ".lnetgen.lock"  # not _PREFIX: the sweep of temporaries must never match it
+_LOCK_SUFFIX = ".lnetgen.lock"  # not PREFIX: the sweep of temporaries must never match it
 _SHOW = 10  # foreign or edited paths listed in a refusal
-_MANIFEST_MAX = 64 << 20  # bytes of an old manifest read at most (Spider's: 4 MB)
-#: what a temporary of ``write_tree`` is called: ``mkdtemp``'s eight characters after the prefix
-_TEMP_NAME = re.compile(r"(?:old-)?[a-z0-9_]{8}")
-#: the file a temporary holds while it is filled (removed before it becomes the tree)
-_PARTIAL = ".lnetgen-partial"
 
 
 @dataclass(frozen=True)
@@ -194,9 +187,9 @@ def _recorded(target: str, kind: str) -> dict[str, str]:
     recorded: dict[str, str] = {}
     try:
         with open(manifest, "rb") as fh:
-            data = read_at_most(fh, _MANIFEST_MAX)
-        if len(data) > _MANIFEST_MAX:
-            raise ValueError(f"larger than {_MANIFEST_MAX >> 20} MiB")
+            data = read_at_most(fh, MANIFEST_MAX)
+        if len(data) > MANIFEST_MAX:
+            raise ValueError(f"larger than {MANIFEST_MAX >> 20} MiB")
         doc = json.loads(data)
         del data
         if not isinstance(doc, dict) or "lnetgen_version" not in doc:
@@ -345,7 +338,7 @@ def write_tree(
     except OSError as exc:
         raise _fail(parent, f"cannot create: {exc.strerror}") from None
     with output_lock(parent, target):
-        _sweep(parent, base)
+        sweep(parent, base)
         return _write_locked(target, parent, base, files, force, kind)
 
 
@@ -358,8 +351,8 @@ def _write_locked(
     kind: str,
 ) -> WriteResult:
     try:
-        tmp = tempfile.mkdtemp(prefix=f".{base}{_PREFIX}", dir=parent)
-        open(os.path.join(tmp, _PARTIAL), "wb").close()  # what tells the sweep it is ours
+        tmp = tempfile.mkdtemp(prefix=f".{base}{PREFIX}", dir=parent)
+        open(os.path.join(tmp, PARTIAL), "wb").close()  # what tells the sweep it is ours
     except OSError as exc:
         raise _fail(parent, f"cannot create a temporary directory: {exc.strerror}") from None
     written, unchanged = [], []
@@ -390,17 +383,17 @@ def _write_locked(
                 fh.write(data)
             os.chmod(dest, 0o644)
             written.append(rel)
-        os.unlink(os.path.join(tmp, _PARTIAL))  # not part of the tree
+        os.unlink(os.path.join(tmp, PARTIAL))  # not part of the tree
         os.chmod(tmp, 0o755)
         _sync(tmp)  # every new file durable before the swap makes it the tree
         if os.path.isdir(target):
             if not _exchange(tmp, target):
-                aside = tempfile.mkdtemp(prefix=f".{base}{_PREFIX}old-", dir=parent)
+                aside = tempfile.mkdtemp(prefix=f".{base}{PREFIX}old-", dir=parent)
                 os.rmdir(aside)
                 os.rename(target, aside)
                 os.rename(tmp, target)
                 tmp = aside
-            _discard(parent, base, tmp)  # now holds the old tree: only owned files
+            discard(parent, base, tmp)  # now holds the old tree: only owned files
         else:
             os.rename(tmp, target)
     except OSError as exc:
@@ -411,22 +404,6 @@ def _write_locked(
         raise
     removed = tuple(sorted(set(old) - seen))
     return WriteResult(target, tuple(sorted(written)), tuple(sorted(unchanged)), removed)
-
-
-def _discard(parent: str, base: str, old: str) -> None:
-    """Remove the swapped-out tree ``old`` so that a kill at any moment leaves only what the
-    next run's sweep recognises (:func:`_temporary`): it is moved into a new temporary that
-    holds the ``_PARTIAL`` mark, and removed before the mark (``rmtree`` alone could remove its
-    manifest first and be killed with the rest of the tree unmarked)."""
-    try:
-        grave = tempfile.mkdtemp(prefix=f".{base}{_PREFIX}", dir=parent)
-        open(os.path.join(grave, _PARTIAL), "wb").close()
-        os.rename(old, os.path.join(grave, "tree"))
-    except OSError:
-        shutil.rmtree(old, ignore_errors=True)
-        return
-    shutil.rmtree(os.path.join(grave, "tree"), ignore_errors=True)
-    shutil.rmtree(grave, ignore_errors=True)
 
 
 def _sync(path: str) -> None:
@@ -455,55 +432,6 @@ def _same(path: str, data: bytes) -> bool:
             return fh.read() == data
     except OSError:
         return False
-
-
-def _sweep(parent: str, base: str) -> None:
-    """Remove temporary trees an interrupted run left beside the target (called under the
-    lock, so no live run owns one): directories named exactly as ``mkdtemp`` names this
-    output's temporaries, ``.<name>.lnetgen-`` and eight characters, nothing else (a user's
-    ``.<name>.lnetgen-notes.txt`` or ``.<name>.lnetgen-backup/`` beside it was deleted)."""
-    prefix = f".{base}{_PREFIX}"
-    for name in os.listdir(parent):
-        full = os.path.join(parent, name)
-        if (
-            name.startswith(prefix)
-            and _TEMP_NAME.fullmatch(name[len(prefix) :])
-            and not os.path.islink(full)
-            and os.path.isdir(full)
-            and _temporary(full)
-        ):
-            shutil.rmtree(full, ignore_errors=True)
-
-
-def _temporary(path: str) -> bool:
-    """Whether a directory named like a temporary is one: empty, a new tree being filled (it
-    holds ``_PARTIAL``), or an old tree swapped out (an lnetgen manifest).  A user's
-    directory of the same name is none of these and stays."""
-    try:
-        names = os.listdir(path)
-        if not names or _PARTIAL in names:
-            return True
-        if MARKER not in names or os.path.islink(os.path.join(path, MARKER)):
-            return False
-        return _mentions(os.path.join(path, MARKER), b'"lnetgen_version"')
-    except OSError:
-        return False
-
-
-def _mentions(path: str, needle: bytes) -> bool:
-    """Whether the file ``path`` (its first ``_MANIFEST_MAX`` bytes) holds ``needle``, read
-    block by block (a manifest's keys are sorted: ``lnetgen_version`` may come anywhere)."""
-    seen, carry = 0, b""
-    with open(path, "rb") as fh:
-        while seen < _MANIFEST_MAX:
-            block = fh.read(1 << 20)
-            if not block:
-                return False
-            if needle in carry + block:
-                return True
-            carry = block[-len(needle) :]
-            seen += len(block)
-    return False
 
 
 def write_file(path: str, text: str) -> None:
@@ -538,7 +466,7 @@ def write_file(path: str, text: str) -> None:
     parent = os.path.dirname(path)
     tmp = ""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}{_PREFIX}", dir=parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}{PREFIX}", dir=parent)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.chmod(tmp, 0o644)

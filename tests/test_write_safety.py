@@ -237,7 +237,7 @@ def test_oversized_manifest_is_refused_before_it_is_parsed(
 
     out = tmp_path / "out"
     _demo_tree(out)
-    monkeypatch.setattr(write, "_MANIFEST_MAX", 1000)
+    monkeypatch.setattr(write, "MANIFEST_MAX", 1000)
     with pytest.raises(InputError, match="larger than"):
         _demo_tree(out, "projection")
     _consistent(out)
@@ -415,16 +415,16 @@ def test_sweep_knows_a_swapped_out_tree_by_its_manifest_anywhere(tmp_path: Path)
     """A big manifest's sorted keys put ``lnetgen_version`` far from either end (Spider's
     tree, killed while it was removed, stayed for good); a tree being removed is moved into
     a marked temporary first."""
-    from lnetgen import write
+    from lnetgen import leftovers
 
     old = tmp_path / ".out.lnetgen-abcd1234"
     old.mkdir()
     doc = {"files": [], "lnetgen_version": "0", "nids": {"x": "y" * 3_000_000}}
     (old / "manifest.json").write_text(json.dumps(doc, sort_keys=True))
     (old / "lnetctl").mkdir()
-    assert write._temporary(str(old))
+    assert leftovers._temporary(str(old))
     gone = tmp_path / "gone"
     _demo_tree(gone)
-    write._discard(str(tmp_path), "out", str(gone))
+    leftovers.discard(str(tmp_path), "out", str(gone))
     assert not gone.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == [".out.lnetgen-abcd1234"]

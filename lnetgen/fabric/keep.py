@@ -26,7 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from lnetgen import __version__
-from lnetgen.write import MARKER, WriteResult, check_replaceable, write_tree
+from lnetgen.leftovers import MARKER
+from lnetgen.write import WriteResult, check_replaceable, write_tree
 
 #: ``kind`` of the manifest (``lnetgen.write.manifest_kind``): what tells a kept directory
 #: from other lnetgen output, for ``generate`` and ``collect`` as well.
