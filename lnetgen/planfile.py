@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from typing import Any
 
 from lnetgen import inputs, nodes
@@ -34,9 +35,16 @@ def read_plan(path: str) -> Plan:
     a ``format_version`` this lnetgen cannot read (it reads 1, whose classes list their whole
     route tables, and 2, which folds them into route sets)."""
     try:
-        with open(path, "rb") as fh:
+        # non-blocking: a named pipe would wait for a writer for ever; /dev/zero never ends
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                what = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+                raise _error(path, "E-PLAN", "$", f"{what}: a plan is a plan.json file")
+            if st.st_size > MAX_PLAN_BYTES:
+                raise _error(path, "E-PLAN", "$", f"larger than {MAX_PLAN_BYTES >> 20} MiB")
             data = read_at_most(fh, MAX_PLAN_BYTES)
-            inputs.remember(os.fstat(fh.fileno()))
+            inputs.remember(st)
     except OSError as exc:
         raise _error(path, "E-PLAN", "$", f"cannot read the plan: {exc.strerror}") from None
     if len(data) > MAX_PLAN_BYTES:

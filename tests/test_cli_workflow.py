@@ -113,6 +113,18 @@ def test_a_plan_of_another_format_version_is_refused(tmp_path: Path) -> None:
         assert r.exit_code == 2 and "error[E-PLAN-VERSION] $.format_version" in r.output
 
 
+def test_a_plan_that_is_not_a_file_is_refused_at_once(tmp_path: Path) -> None:
+    """--plan on a named pipe waited for a writer for ever, and --plan /dev/zero read a GiB
+    (2.2 GB resident) before it was refused."""
+    import os
+
+    fifo = tmp_path / "plan.json"
+    os.mkfifo(fifo)
+    for path in (str(fifo), "/dev/zero"):
+        r = run("analyze", str(DEMO), "--plan", path)
+        assert r.exit_code == 2 and "error[E-PLAN] $: not a regular file" in r.output, r.output
+
+
 # ----------------------------------------------------------------------------- node sets in
 
 
