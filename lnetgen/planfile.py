@@ -53,6 +53,8 @@ def read_plan(path: str) -> Plan:
         doc: Any = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise _error(path, "E-PLAN", "$", f"not a plan.json (not JSON: {exc})") from None
+    except RecursionError:
+        raise _error(path, "E-PLAN", "$", "not a plan.json (nested too deeply)") from None
     if not isinstance(doc, dict) or "client_classes" not in doc:
         raise _error(path, "E-PLAN", "$", "not a plan.json (from `lnetgen solve --out`)")
     version = doc.get("format_version")
@@ -66,10 +68,28 @@ def read_plan(path: str) -> Plan:
             f"{', '.join(map(str, READABLE_PLAN_VERSIONS))} (writes {PLAN_FORMAT_VERSION}): "
             "solve the inventory again",
         )
+    if version == PLAN_FORMAT_VERSION:
+        _check_schema(path, doc)
     try:
         return Plan.from_dict(doc)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise _error(path, "E-PLAN", "$", f"not a plan.json: bad or missing {exc}") from None
+
+
+def _check_schema(path: str, doc: Any) -> None:
+    """A plan of the current format against ``schemas/plan.schema.json``: a hand-edited plan
+    with a wrong type or value (a null digest, a count written as text) is E-PLAN at its JSON
+    path, not a traceback wherever the value is first used."""
+    import jsonschema
+
+    from lnetgen import resources
+    from lnetgen.diagnostics import json_path
+
+    validator = jsonschema.Draft202012Validator(resources.schema("plan.schema.json"))
+    err = jsonschema.exceptions.best_match(validator.iter_errors(doc))
+    if err is not None:
+        where = json_path(tuple(err.absolute_path))
+        raise _error(path, "E-PLAN", where, f"not a plan lnetgen wrote: {err.message[:300]}")
 
 
 def _changed(what: str, old: set[str], new: set[str]) -> list[str]:

@@ -342,3 +342,47 @@ def test_a_route_set_that_mixes_nets_is_refused(tmp_path: Path) -> None:
     plan.write_text(json.dumps(doc), encoding="utf-8")
     r = run("analyze", str(DEMO), "--plan", str(plan))
     assert r.exit_code == 2 and "route_sets[0]" in r.output, r.output
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where"),
+    [
+        ('"site": "demo"', '"site": null', "$.site"),
+        ('"hop": 1', '"hop": "1"', ".hop"),
+        ('"priority": 0', '"priority": -5', ".priority"),
+    ],
+)
+def test_a_hand_edited_plan_is_located_not_a_traceback(
+    tmp_path: Path, old: str, new: str, where: str
+) -> None:
+    """A plan with a wrong type or value gave a traceback wherever the value was first used
+    (a null name, a hop written as text) or passed analyze and failed generate (priority
+    -5): it is checked against schemas/plan.schema.json when read."""
+    plan = tmp_path / "plan.json"
+    assert run("solve", str(DEMO), "--out", str(plan)).exit_code == 0
+    text = plan.read_text(encoding="utf-8")
+    assert old in text
+    plan.write_text(text.replace(old, new, 1), encoding="utf-8")
+    for cmd in (["analyze", str(DEMO), "--workload", "none"], ["generate", str(DEMO)]):
+        out = ["--out", str(tmp_path / "o")] if cmd[0] == "generate" else []
+        r = run(*cmd, "--plan", str(plan), *out)
+        assert r.exit_code == 2 and "error[E-PLAN]" in r.output and where in r.output, r.output
+    plan.write_text("[" * 5000 + "]" * 5000, encoding="utf-8")
+    r = run("analyze", str(DEMO), "--plan", str(plan))
+    assert r.exit_code == 2 and "nested too deeply" in r.output, r.output
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1e309", "1e-320", "0"])
+def test_a_rate_option_must_be_a_finite_positive_number(value: str) -> None:
+    """nan and inf passed x>0 and put NaN and Infinity, which are not JSON, into the output."""
+    r = run("analyze", str(DEMO), "--workload", "none", "--link-mb-s", value, "--format", "json")
+    assert r.exit_code == 2 and "--link-mb-s" in r.output, r.output
+    assert "NaN" not in r.output and "Infinity" not in r.output
+
+
+def test_compare_runs_each_strategy_named_once() -> None:
+    r = run("compare", str(DEMO), "--workload", "none", "--strategies", "groups,groups,groups")
+    assert r.exit_code == 0, r.output
+    assert sum(line.split()[:1] == ["groups"] for line in r.output.splitlines()) == 1, r.output
+    r = run("compare", str(DEMO), "--workload", "none", "--strategies", ",")
+    assert r.exit_code == 2 and "names no strategy" in r.output, r.output

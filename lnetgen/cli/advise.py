@@ -166,14 +166,14 @@ def format_routers(a: RouterAdvice) -> list[str]:
 @site_argument
 @click.option(
     "--count",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, 10_000),
     default=1,
     show_default=True,
     help="routers to move at most",
 )
 @click.option(
     "--budget",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, 100_000),
     default=400,
     show_default=True,
     help="predictions the search may make: exact when every placement fits, greedy otherwise",

@@ -279,18 +279,35 @@ def seed_option(help_text: str) -> Callable[[F], F]:
     )
 
 
+class Rate(click.FloatRange):
+    """A positive, finite rate in MB/s: ``nan``, ``inf``, ``1e309`` (which Python reads as
+    inf) and ``1e-320`` (a denormal whose reciprocal overflows) passed ``x>0`` and put NaN and
+    Infinity, which are not JSON, into ``--format json``."""
+
+    name = "rate"
+
+    def __init__(self) -> None:
+        super().__init__(min=1e-6, max=1e12)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        out = super().convert(value, param, ctx)
+        if out != out:  # NaN compares unequal to itself and escapes the range check
+            self.fail(f"{value!r} is not a number", param, ctx)
+        return out
+
+
 def model_options(fn: F) -> F:
     """The congestion model's options, shared by analyze, compare, place and report."""
     fn = click.option(
         "--link-mb-s",
-        type=click.FloatRange(min=0, min_open=True),
+        type=Rate(),
         default=None,
         help="one-way bandwidth of a torus link (MB/s) for the flow counts; default: the "
         "site's slowest torus direction (rates.torus_link), n/a when it gives none",
     )(fn)
     fn = click.option(
         "--ost-mb-s",
-        type=click.FloatRange(min=0, min_open=True),
+        type=Rate(),
         default=None,
         help="streaming rate of one OST = one flow (MB/s); default: the site's rates.ost, "
         "n/a when it gives none",
