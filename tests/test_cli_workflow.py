@@ -386,3 +386,15 @@ def test_compare_runs_each_strategy_named_once() -> None:
     assert sum(line.split()[:1] == ["groups"] for line in r.output.splitlines()) == 1, r.output
     r = run("compare", str(DEMO), "--workload", "none", "--strategies", ",")
     assert r.exit_code == 2 and "names no strategy" in r.output, r.output
+
+
+def test_setstripe_lines_quote_the_path() -> None:
+    """--path '$(id)' was printed bare into an lfs setstripe line a user would paste into a
+    shell."""
+    r = run(
+        "place", "osts", str(DEMO), "--fs", "scratch", "--client", "nid00001", "--path", "$(id)"
+    )
+    assert r.exit_code == 0 and "lfs setstripe -c 1 -i 0 '$(id)'" in r.output, r.output
+    r = run("advise", "stripes", str(DEMO), "--fs", "scratch", "--path", "a b; rm -rf /")
+    assert r.exit_code == 0 and "'a b; rm -rf /'" in r.output, r.output
+    assert " a b; rm" not in r.output

@@ -18,6 +18,7 @@ count 1: the whole file on one OST).
 
 from __future__ import annotations
 
+import shlex
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
@@ -161,16 +162,20 @@ def advise_stripes(
             ranges = " ".join(f"{fs}-OST[{lo:04x}-{hi:04x}]" for lo, hi in _runs(p.osts))
             commands.append(f"lctl pool_add {fs}.{p.name} {ranges}")
         for p in pools:
-            commands.append(f"lfs setstripe -p {p.name} -c {len(p.osts)} {path}.{p.name}")
+            commands.append(
+                f"lfs setstripe -p {p.name} -c {len(p.osts)} {shlex.quote(f'{path}.{p.name}')}"
+            )
     job_osts: tuple[int, ...] = ()
     if job:
         job_osts = _job_osts(site, plan, ix, fs, job, job_label, groups, k, g)
         k = len(job_osts)
-        commands.append(f"lfs setstripe -c {len(job_osts)} -o {ost_list(job_osts)} {path}")
+        commands.append(
+            f"lfs setstripe -c {len(job_osts)} -o {ost_list(job_osts)} {shlex.quote(path)}"
+        )
         if n > max_stripe:
             notes.append("the job's OSTs are listed with -o; no pool is needed for them")
     elif not pools:
-        commands.append(f"lfs setstripe -c {k} {path}")
+        commands.append(f"lfs setstripe -c {k} {shlex.quote(path)}")
     advised, default, ranks = _judge(site, plan, ix, fs, job, job_label, pools, k, groups, job_osts)
     return StripeAdvice(
         site.name,

@@ -4,6 +4,7 @@ fewest hops to its own gateways, with ``lfs setstripe -c 1 -i <index>`` lines.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +24,7 @@ class OstChoice:
     routers: tuple[str, ...]  # the client's gateways for that server's net
 
     def setstripe(self, path: str = "FILE") -> str:
-        return f"lfs setstripe -c 1 -i {self.index} {path}"
+        return f"lfs setstripe -c 1 -i {self.index} {shlex.quote(path)}"  # a shell line
 
 
 def place_osts(
