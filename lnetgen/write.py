@@ -290,11 +290,8 @@ def _listing(paths: list[str]) -> str:
     return shown + (f", ... {len(paths) - _SHOW} more" if len(paths) > _SHOW else "")
 
 
-def check_replaceable(target: str, kind: str) -> None:
-    """Refuse (``UsageError``) what :func:`write_tree` with ``kind`` would refuse to replace,
-    without writing: for a command that works a long time before it writes (``fabric check
-    --keep``), so a refusal costs nothing; ``write_tree`` checks again under its lock."""
-    target = os.path.abspath(target)
+def _check_path(target: str) -> None:
+    """Refuse an output path that is a symbolic link or something other than a directory."""
     if os.path.islink(target):
         raise _fail(
             target,
@@ -303,6 +300,14 @@ def check_replaceable(target: str, kind: str) -> None:
         )
     if os.path.exists(target) and not os.path.isdir(target):
         raise _fail(target, "output path exists and is not a directory")
+
+
+def check_replaceable(target: str, kind: str) -> None:
+    """Refuse (``UsageError``) what :func:`write_tree` with ``kind`` would refuse to replace,
+    without writing: for a command that works a long time before it writes (``fabric check
+    --keep``), so a refusal costs nothing; ``write_tree`` checks again under its lock."""
+    target = os.path.abspath(target)
+    _check_path(target)
     if os.path.isdir(target):
         try:
             _owned(target, False, kind)
@@ -325,14 +330,7 @@ def write_tree(
     target = os.path.abspath(target)
     parent = os.path.dirname(target)
     base = os.path.basename(target)
-    if os.path.islink(target):
-        raise _fail(
-            target,
-            "output path is a symbolic link; give the directory it points to "
-            f"({os.path.realpath(target)}) or a new path",
-        )
-    if os.path.exists(target) and not os.path.isdir(target):
-        raise _fail(target, "output path exists and is not a directory")
+    _check_path(target)
     try:
         os.makedirs(parent, exist_ok=True)
     except OSError as exc:

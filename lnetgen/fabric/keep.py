@@ -96,8 +96,8 @@ def _kept_files(stage: Stage, site: str) -> Iterator[tuple[str, str]]:
 
 
 def write_kept(stage: Stage, site: str) -> WriteResult:
-    """Replace ``stage.target`` by the staged files and their manifest (atomic swap)."""
-    check_target(stage.target)  # a fabric-check manifest, not another command's output
+    """Replace ``stage.target`` by the staged files and their manifest (atomic swap);
+    ``write_tree`` refuses, under its lock, what is not an earlier ``--keep``'s."""
     return write_tree(stage.target, _kept_files(stage, site), kind=WRITTEN_BY)
 
 
