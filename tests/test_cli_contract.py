@@ -7,6 +7,7 @@ option value ends in a traceback.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +33,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     (d / "site.yaml").write_text(text, encoding="utf-8")
     (d / "bad.yaml").write_text(text.replace("ip: 10.10.0.2,", "ip: 10.10.0.1,"), "utf-8")
     (d / "dir.yaml").mkdir()
+    os.mkfifo(d / "fifo.yaml")
     (d / "notjson.json").write_text("{", encoding="utf-8")
     (d / "net.txt").write_text("site: x\n" * 40, encoding="utf-8")
     assert run(["solve", str(d / "site.yaml"), "--out", str(d / "plan.json")]).exit_code == 0
@@ -67,6 +69,8 @@ CASES: list[tuple[str, list[str], int | None, bool]] = [
     ("validate-usage", ["validate", "--format", "xml", "{d}/site.yaml"], 2, False),
     ("validate-missing-json", ["validate", "--format", "json", "{d}/nosuch.yaml"], 2, True),
     ("validate-directory", ["validate", "{d}/dir.yaml"], 2, False),
+    # a named pipe exited 1 (findings) after the loader refused it; nothing was validated
+    ("validate-fifo", ["validate", "{d}/fifo.yaml"], 2, False),
     # schema, strategies
     ("schema-ok", ["schema", "--plan"], 0, False),
     ("schema-usage", ["schema", "--bogus"], 2, False),
@@ -133,6 +137,13 @@ CASES: list[tuple[str, list[str], int | None, bool]] = [
     ),
     ("diff-invalid", ["diff", "{d}/bad.yaml", "--live", "{d}/out"], 1, False),
     ("diff-usage", ["diff", "{d}/site.yaml", "--live", "{d}/out", "--hosts", "rtr[01-"], 2, False),
+    # a scope naming no host compared 0 hosts and said "live state equals the plan", exit 0
+    (
+        "diff-hosts-none",
+        ["diff", "{d}/site.yaml", "--live", "{d}/out", "--hosts", "nope"],
+        2,
+        False,
+    ),
     ("diff-input", ["diff", "{d}/site.yaml", "--live", "{d}/nosuch"], 2, False),
     (
         "diff-input-json",
@@ -175,6 +186,14 @@ CASES: list[tuple[str, list[str], int | None, bool]] = [
         True,
     ),
     ("compare-usage-strategies", ["compare", "{d}/site.yaml", "--strategies", "rr"], 2, False),
+    # a missing older inventory exited 1, as if it had been read and found invalid
+    (
+        "compare-since-missing",
+        ["compare", "{d}/site.yaml", "--since", "{d}/nosuch.yaml", "--workload", "none"],
+        2,
+        False,
+    ),
+    ("compare-since-invalid", ["compare", "{d}/site.yaml", "--since", "{d}/bad.yaml"], 1, False),
     # place
     (
         "place-clients-ok-json",
@@ -338,6 +357,33 @@ def test_usage_errors_name_the_option_not_a_file(work: Path) -> None:
     r = run(["validate", "--format", "json", str(work / "nosuch.yaml")])
     (d,) = json.loads(r.stdout)["diagnostics"]
     assert (d["code"], d["message"]) == ("E-FILE", "no such file")
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        # empty values ran as if the option had been left out
+        (["analyze", "{s}", "--workload", "none", "--fail", ""], "--fail: '' names no node"),
+        (["compare", "{s}", "--workload", "none", "--strategies", ""], "--strategies: '' is empty"),
+        (
+            ["report", "{s}", "-o", "{d}/r.html", "--compare", "--strategies", ","],
+            "--strategies: ',' is",
+        ),
+        (["generate", "{s}", "-o", "{d}/e1", "--formats", ""], "--formats: '' is empty"),
+        (["place", "clients", "{s}", "--oss", ""], "--oss: '' names no node"),
+        (["place", "clients", "{s}", "--oss", "oss01", "--from", ""], "--from: '' is empty"),
+        (["advise", "stripes", "{s}", "--job", ""], "--job: '' is empty"),
+        # node-set mistakes that did not say which option held them
+        (["advise", "stripes", "{s}", "--job", "bad["], "--job: 'bad[': missing bracket"),
+        (["place", "clients", "{s}", "--oss", "oss01", "--from", "x[1-2]"], "--from: not clients"),
+        (["place", "osts", "{s}", "--client", "zz["], "--client: 'zz[' is not a client"),
+    ],
+)
+def test_empty_and_bad_values_name_their_option(args: list[str], said: str, work: Path) -> None:
+    site = str(work / "site.yaml")
+    r = run([a.replace("{s}", site).replace("{d}", str(work)) for a in args])
+    no_traceback(r)
+    assert r.exit_code == 2 and f"lnetgen: error[E-USAGE] {said}" in r.stderr, r.output
 
 
 def test_analyze_and_place_do_not_say_nothing_written(work: Path) -> None:

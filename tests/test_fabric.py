@@ -254,6 +254,14 @@ def test_parse_errors_carry_line_numbers() -> None:
     assert (d.file, d.line, d.code) == ("bad.txt", 3, "E-IBNET")
 
 
+def test_comments_only_are_not_an_empty_fabric() -> None:
+    """A file of comments and blank lines was imported as a fabric with no switch."""
+    with pytest.raises(InputError) as exc:
+        fabric.parse_ibnetdiscover("#\n# Topology file: generated on ...\n\n", "c.txt")
+    (d,) = exc.value.diagnostics
+    assert (d.file, d.code) == ("c.txt", "E-IBNET-EMPTY") and "no 'Switch' or 'Ca'" in d.message
+
+
 def test_one_sided_link_is_an_error() -> None:
     text = "\n".join(
         [

@@ -524,16 +524,22 @@ RUNTIME: dict[str, tuple[Callable[[Path], Path], dict[str, Any]]] = {
     ),
     "dev-zero": (
         _dev_zero,
-        {"exit": 1, "code": "E-FILE-BINARY", "line": 1, "message_contains": "NUL"},
+        {
+            "exit": 2,
+            "code": "E-FILE",
+            "line": None,
+            "message_contains": "device",
+            "no_line": "a device is refused before it is read, as a usage error (exit 2)",
+        },
     ),
     "fifo-inventory": (
         _fifo,
         {
-            "exit": 1,
+            "exit": 2,
             "code": "E-FILE",
             "line": None,
-            "message_contains": "",
-            "no_line": "a named pipe is refused before it is read",
+            "message_contains": "named pipe",
+            "no_line": "a named pipe is refused before it is read, as a usage error (exit 2)",
             "timeout": 30,
         },
     ),

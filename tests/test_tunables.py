@@ -48,8 +48,9 @@ def site_with(tmp_path: Path, block: str = TUNABLES, name: str = "demo.yaml") ->
 def tuned() -> Generated:
     import tempfile
 
-    tmp = Path(tempfile.mkdtemp(prefix="lnetgen-tunables-"))
-    return generate(str(site_with(tmp)), formats="lnetctl,modprobe,ansible")
+    # the site is read whole by generate: its directory need not outlive the call
+    with tempfile.TemporaryDirectory(prefix="lnetgen-tunables-") as tmp:
+        return generate(str(site_with(Path(tmp))), formats="lnetctl,modprobe,ansible")
 
 
 def files(gen: Generated) -> dict[str, str]:
@@ -229,10 +230,8 @@ global:
     assert not state.tunables_explicit  # an export prints defaults too
 
 
-def test_out_of_range_values_are_located() -> None:
-    import tempfile
-
-    tmp = Path(tempfile.mkdtemp(prefix="lnetgen-tunables-"))
+def test_out_of_range_values_are_located(tmp_path: Path) -> None:
+    tmp = tmp_path
     for block, code, where in (
         ("tunables:\n  peer_credits: 300\n\n", "E-SCHEMA", "$.tunables.peer_credits"),
         ("tunables:\n  check_routers_before_use: 2\n\n", "E-SCHEMA", "$.tunables."),

@@ -24,6 +24,7 @@ from lnetgen.cli.common import (
     force_option,
     handles_input_errors,
     keep_nets_option,
+    not_empty,
     plan_option,
     progress_bars,
     quiet_option,
@@ -181,6 +182,7 @@ def solve(
     "--formats",
     "formats",
     default=None,
+    callback=not_empty,
     metavar="LIST",
     help="comma-separated emitters, or 'all' (default: every emitter; modprobe is "
     "skipped with a warning when a routes= string exceeds 1024 bytes)",

@@ -14,6 +14,7 @@ from lnetgen.cli.common import (
     STRATEGY_OPT,
     force_option,
     handles_input_errors,
+    not_empty,
     site_argument,
     workload_option,
 )
@@ -91,6 +92,7 @@ def format_stripes(a: StripeAdvice) -> list[str]:
     "--job",
     "job",
     default=None,
+    callback=not_empty,
     metavar="NODESET",
     help="the job's nodes ('nid[00001-00064]'): stripe its file over the nearest groups",
 )
@@ -127,13 +129,16 @@ def stripes_cmd(
     usage).
     """
     from lnetgen.advise import advise_stripes
-    from lnetgen.cli.common import as_input_error
+    from lnetgen.cli.common import about_option, as_input_error
     from lnetgen.diagnostics import InputError
     from lnetgen.place import clients_by_name
 
     site_obj, plan = load_plan(site, strategy, plan_path, force)
     try:
         members = clients_by_name(site_obj, job) if job else None
+    except InputError as exc:
+        raise about_option("--job", exc) from None
+    try:
         a = advise_stripes(site_obj, plan, fs, members, job or "", max_stripe, path)
     except InputError as exc:
         raise as_input_error(exc) from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from functools import wraps
@@ -71,6 +72,16 @@ def fail(exc: InputError, as_json: bool, code: int = EXIT_FINDINGS, writes: bool
 def as_input_error(exc: InputError) -> UsageError:
     """``exc`` as an input error (exit 2): for inputs other than the inventory."""
     return exc if isinstance(exc, UsageError) else UsageError(exc.diagnostics)
+
+
+def about_option(option: str, exc: InputError) -> UsageError:
+    """``exc``, raised about a value the user gave ``option``, as a usage error naming it:
+    ``--job: 'bad[': missing bracket`` rather than the bare message (exit 2)."""
+    from dataclasses import replace
+
+    return UsageError(
+        [replace(d, path=option) if not d.file and d.path == "$" else d for d in exc.diagnostics]
+    )
 
 
 # ---------------------------------------------------------------- click's own usage errors
@@ -171,19 +182,27 @@ class Lnetgen(click.Group):
 # ---------------------------------------------------------------- shared options
 
 
-def _site_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """SITE must be a readable file: missing, a directory or unreadable is an input error
-    (``E-FILE``, exit 2), where an inventory that reads but is wrong exits 1."""
+def site_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """SITE (and ``compare --since``) must be a readable regular file: missing, a directory,
+    a named pipe, socket or device, or unreadable is an input error (``E-FILE``, exit 2),
+    where an inventory that reads but is wrong exits 1."""
     del ctx, param
     if value is None:
         return None
     problem = ""
-    if not os.path.lexists(value):
-        problem = "no such file"
-    elif os.path.isdir(value):
-        problem = "is a directory, expected an inventory file"
-    elif not os.access(value, os.R_OK):
-        problem = "cannot be read (permission denied)"
+    try:
+        st = os.stat(value)
+    except FileNotFoundError:
+        problem = "no such file" if not os.path.lexists(value) else "a link to no file"
+    except OSError as exc:
+        problem = f"cannot be read ({exc.strerror or exc})"
+    else:
+        if stat.S_ISDIR(st.st_mode):
+            problem = "is a directory, expected an inventory file"
+        elif not stat.S_ISREG(st.st_mode):
+            problem = "is a named pipe, socket or device, expected an inventory file"
+        elif not os.access(value, os.R_OK):
+            problem = "cannot be read (permission denied)"
     if problem:
         raise DiagnosticsError([Diagnostic(value, 0, 0, "error", "E-FILE", "$", problem)])
     return value
@@ -191,7 +210,7 @@ def _site_file(ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 def site_argument(fn: F) -> F:
     """``SITE``: the inventory file (checked to be a readable file before anything runs)."""
-    return click.argument("site", type=click.Path(), callback=_site_file)(fn)
+    return click.argument("site", type=click.Path(), callback=site_file)(fn)
 
 
 def _strategy(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -244,8 +263,21 @@ def _nodesets(ctx: click.Context, param: click.Parameter, value: Any) -> tuple[s
             names = nodes.expand(text)
         except nodes.NodeSyntaxError as exc:
             raise click.BadParameter(f"{text!r} is not a node set: {exc}") from None
-        out.update(dict.fromkeys(n for n in names if n.strip()))
+        picked = [n for n in names if n.strip()]
+        if not picked:  # --fail '' ran as if no --fail had been given
+            raise click.BadParameter(f"{text!r} names no node")
+        out.update(dict.fromkeys(picked))
     return tuple(out)
+
+
+def not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A string option given an empty value (``--formats ''``, ``--from ''``, ``--strategies
+    ,``) is refused: it used to run as if the option had been left out, the opposite of what
+    an empty list asks for."""
+    del ctx, param
+    if value is not None and not value.strip(" ,"):
+        raise click.BadParameter(f"{value!r} is empty (leave the option out for its default)")
+    return value
 
 
 def nodeset_option(*decls: str, **kwargs: Any) -> Callable[[F], F]:

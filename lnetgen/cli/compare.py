@@ -15,6 +15,7 @@ from lnetgen.cli.common import (
     EXIT_OK,
     handles_input_errors,
     model_options,
+    not_empty,
     opensm_option,
     opensm_routes,
     print_diags,
@@ -22,6 +23,7 @@ from lnetgen.cli.common import (
     quiet_option,
     seed_option,
     site_argument,
+    site_file,
     workload_option,
     workload_spec,
 )
@@ -38,6 +40,7 @@ if TYPE_CHECKING:  # the library is imported lazily at run time
     "--strategies",
     "only",
     default=None,
+    callback=not_empty,
     metavar="LIST",
     help="comma-separated strategies (default: all)",
 )
@@ -46,6 +49,8 @@ if TYPE_CHECKING:  # the library is imported lazily at run time
     "--since",
     "since",
     default=None,
+    type=click.Path(),
+    callback=site_file,
     metavar="OLD_SITE",
     help="an older inventory of the site: add each layout's churn (clients and routes changed)",
 )
@@ -91,8 +96,6 @@ def compare_cmd(
     if only:
         # each once, in the order given (a name repeated 10,000 times ran 10,000 solves)
         names = list(dict.fromkeys(s.strip() for s in only.split(",") if s.strip()))
-        if not names:
-            raise UsageError([usage("--strategies", "names no strategy")])
         unknown = [s for s in names if s not in strategy_names()]
         if unknown:
             known = ", ".join(strategy_names())

@@ -13,14 +13,17 @@ import click
 from lnetgen.cli.common import (
     EXIT_OK,
     STRATEGY_OPT,
+    about_option,
     force_option,
     handles_input_errors,
     model_options,
     nodeset_option,
+    not_empty,
     seed_option,
     site_argument,
 )
 from lnetgen.cli.siteplan import format_option, load_plan, model_settings, num, plan_option
+from lnetgen.diagnostics import InputError, UsageError, usage
 
 if TYPE_CHECKING:  # the library is imported lazily at run time
     from lnetgen.place import ClientPlacement, PlacementComparison
@@ -53,6 +56,7 @@ def place_group() -> None:
     "--from",
     "pool",
     default=None,
+    callback=not_empty,
     metavar="NODESET",
     help="choose only among these clients (e.g. a job's allocation)",
 )
@@ -89,7 +93,10 @@ def place_clients_cmd(
     site_obj, plan = load_plan(site, strategy, plan_path, force)
     settings = model_settings(site_obj, link_mb_s, ost_mb_s, weight_by)
     ix = index_plan(site_obj, plan, settings)
-    available = place.clients_by_name(site_obj, pool) if pool else None
+    try:
+        available = place.clients_by_name(site_obj, pool) if pool else None
+    except InputError as exc:
+        raise about_option("--from", exc) from None
     placed = place.place_clients(site_obj, plan, oss, per_oss, available, ix)
     cmp = None
     if site_obj.torus is not None:
@@ -141,7 +148,9 @@ def format_placement(
 
 @place_group.command("osts")
 @site_argument
-@click.option("--client", "client", required=True, metavar="NODE", help="the client node")
+@click.option(
+    "--client", "client", required=True, callback=not_empty, metavar="NODE", help="the client node"
+)
 @click.option("--count", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--fs", "fs", default=None, metavar="NAME", help="only OSTs of this file system")
 @click.option(
@@ -176,6 +185,9 @@ def place_osts_cmd(
     from lnetgen.place import place_osts
 
     site_obj, plan = load_plan(site, strategy, plan_path, force)
+    if client not in site_obj.clients.names:
+        msg = f"{client!r} is not a client of {site_obj.name}"
+        raise UsageError([usage("--client", msg)])
     picks = place_osts(site_obj, plan, client, count, fs)
     if fmt == "json":
         click.echo(json.dumps([_plain(p) for p in picks], indent=1, sort_keys=True))

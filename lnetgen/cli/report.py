@@ -14,6 +14,7 @@ from lnetgen.cli.common import (
     STRATEGY_OPT,
     handles_input_errors,
     model_options,
+    not_empty,
     opensm_option,
     opensm_routes,
     print_diags,
@@ -37,6 +38,7 @@ from lnetgen.cli.common import (
     "--strategies",
     "only",
     default=None,
+    callback=not_empty,
     metavar="LIST",
     help="with --compare: comma-separated strategies (default: all)",
 )

@@ -23,6 +23,7 @@ from functools import lru_cache
 from typing import Any
 
 from lnetgen import nodes
+from lnetgen.diagnostics import UsageError, usage
 from lnetgen.diff.expected import Expected, expected_states
 from lnetgen.diff.result import (
     DiffResult,
@@ -263,6 +264,11 @@ def diff(
     if hosts is not None:
         expected = {h: e for h, e in expected.items() if h in hosts}
         live = _within(live, hosts)
+        if not expected and not live.hosts and not live.error_hosts:
+            # "0 hosts compared ... live state equals the plan" was exit 0 for a typo
+            raise UsageError(
+                [usage("--hosts", "names no host of the plan and no host of the live state")]
+            )
     cmp = _Comparer(plan)
     by_diff: dict[int, tuple[HostDiff, list[str]]] = {}
     equal: list[str] = []

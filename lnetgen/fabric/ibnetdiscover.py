@@ -199,6 +199,20 @@ def parse_ibnetdiscover(text: str, file: str = "<ibnetdiscover>") -> IbNet:
                 )
             ]
         )
+    if headers == 0 and not diags:  # comments and blank lines only: was an empty fabric
+        raise InputError(
+            [
+                Diagnostic(
+                    file,
+                    0,
+                    0,
+                    "error",
+                    "E-IBNET-EMPTY",
+                    "$",
+                    "no 'Switch' or 'Ca' node line: expected the output of ibnetdiscover",
+                )
+            ]
+        )
     if len(diags) > MAX_IBNET_DIAGS:
         more = len(diags) - MAX_IBNET_DIAGS
         last = diags[MAX_IBNET_DIAGS - 1]

@@ -15,6 +15,9 @@ from lnetgen.traffic.index import PlanIndex, Side
 from lnetgen.traffic.rows import State, evaluate
 from lnetgen.traffic.settings import BoolArray, FloatArray, IntArray, input_error
 
+#: unknown ``--fail`` names quoted in the error, the rest counted
+_MAX_NAMED = 10
+
 
 def resolve_failures(plan: Plan, names: Iterable[str]) -> tuple[str, ...]:
     """Router names for ``--fail`` arguments: a router, a leaf label (``core1/L01``) or switch
@@ -43,10 +46,13 @@ def resolve_failures(plan: Plan, names: Iterable[str]) -> tuple[str, ...]:
             continue
         unknown.append(name)
     if unknown:
+        # the first few: --fail 'rtr[1-999999]' printed every name, a 10.9 MB line
+        named = ", ".join(unknown[:_MAX_NAMED])
+        if len(unknown) > _MAX_NAMED:
+            named += f" and {len(unknown) - _MAX_NAMED:,} more"
         raise input_error(
             "E-FAIL-NAME",
-            f"--fail {', '.join(unknown)}: not a router, leaf, switch, "
-            "storage net or group of this plan",
+            f"--fail {named}: not a router, leaf, switch, storage net or group of this plan",
         )
     return tuple(r for r in routers if r in out)
 
