@@ -333,14 +333,18 @@ def spider() -> list[str]:
         "  coordinates: {rule: linear, order: xyz, skip_routers: true}",
         "",
         "# Rates: the figures seed 000 measured; the SIO nodes' forwarding rate is not given",
-        "# (n/a: routers are not a limit in predictions), the InfiniBand rates are the DDR",
-        "# specification.",
+        "# (n/a: routers are not a limit in predictions).  A host's InfiniBand port (router,",
+        "# OSS) is the one DDR port rate seed 000 measured, a DDN couplet's port in isolation;",
+        "# the switches' internal links are the DDR specification (no host adapter in the way).",
         *rates(
             {"x": "3020 MB/s", "y": "3020 MB/s", "z": "3020 MB/s"},
             "seed 000 s4: one-way SeaStar2+ link, measured (Fig. 3), the same in every dimension",
             {
                 "injection": ("1705 MB/s", "seed 000 s4: one node's injection from user space"),
-                "ib_link": ("2000 MB/s", "assumption: InfiniBand 4x DDR data rate (16 Gbit/s)"),
+                "ib_link": (
+                    "1500 MB/s",
+                    "seed 000 s3: a 4x DDR port of a DDN couplet, measured in isolation",
+                ),
                 "uplink": ("2000 MB/s", "assumption: InfiniBand 4x DDR data rate (16 Gbit/s)"),
                 "oss": (
                     "1250 MB/s",

@@ -87,9 +87,7 @@ CASES: tuple[Case, ...] = (
         "round-robin",
         f"{SPIDER_W1},nodes=placed",
         83.0,
-        False,
-        "predicted +35 %: outside the tolerance.  The model's limit is the routers' DDR "
-        "ports (an assumed 2,000 MB/s); what held the measured run lower is not in it",
+        True,
     ),
     Case(
         "spider-projection-placed",
