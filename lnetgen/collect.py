@@ -4,22 +4,52 @@ every host of a node set, in parallel through ClusterShell's task API, into one 
 
 ``collect`` runs two commands on every host (ClusterShell's ssh worker, its fan-out and, when
 ``/etc/clustershell/topology.conf`` names gateways, its tree), and returns one dump per host and
-command plus the hosts that failed (non-zero exit, no output) or timed out.  ``collected_files``
-turns that into the files of the output tree: ``<host>.yaml`` (the export), ``<host>.conf``
-(the modprobe lines, when the host has any), ``failed.txt`` and a ``manifest.json`` that lists
-the dumps by host -- the form ``diff --live`` reads, and what lets a later ``collect`` replace
-the directory (``lnetgen.write``: it deletes only what it wrote).
+command plus the hosts that failed (non-zero exit, no output, too much output) or timed out.
+``collected_files`` turns that into the files of the output tree: ``<host>.yaml`` (the export),
+``<host>.conf`` (the modprobe lines, when the host has any), ``failed.txt`` and a
+``manifest.json`` that lists the dumps by host -- the form ``diff --live`` reads, and what lets
+a later ``collect`` replace the directory (``lnetgen.write``: it deletes only what it wrote).
 
 With ``local=True`` the commands run on this machine through ClusterShell's exec worker, ``%h``
 standing for the host name: for tests, and for sites that reach ``lnetctl`` through a wrapper.
+
+**Bounded output.**  Each command's output on a host (standard output and error together) is
+read in blocks as it comes, never held as lines, and kept up to ``MAX_OUTPUT_BYTES``, 16 MiB;
+one byte more and that host's command is killed, what it printed is dropped and the host fails
+("printed more than 16 MiB").  The other hosts go on.  Why 16 MiB: a real export is far smaller
+(a big FGR client's is ~200 KB, one of 20,000 routes 2.3 MB, a server's peer list of some
+30,000 clients a few MB), so the limit only ever stops a command that is not ``lnetctl
+export`` (``yes``, a wrapper gone wrong); it stays under the 64 MiB that ``diff --live`` reads
+of one dump; and when every host of a fan-out prints without end at once it holds at most
+fan-out x 16 MiB (1 GiB at the default 64), where 64 MiB would allow 4 GiB.  ClusterShell's own
+reader keeps everything: each line as a node of its message tree (``yes`` grew to 2.5 GB in its
+30 s), and a line without a newline whole in its read buffer, re-split on every read (``cat
+/dev/zero``).  Through a gateway tree the lines come from ClusterShell's gateways: they are
+counted the same way, but a host past the limit is only stopped by its time-out.
+
+**No orphans.**  Each command starts in a process group of its own.  When it is stopped early
+(its time-out, the output limit) or the run is interrupted (Ctrl-C, or SIGTERM, which the CLI
+turns into an exception), the whole group is killed.  ClusterShell kills only the process it
+started (``ssh``, or ``/bin/sh -c COMMAND`` with ``local``), by its process id; the run's
+exception had already made it do so on the way out of ``task.run()``, so a later
+``task.abort(kill=True)`` found no client left to stop, and what that process had started (the
+command, ``ssh``, a wrapper's children) went on, re-parented to init.  A child in its own
+group gets no Ctrl-C from the terminal either; it is killed with its group like the others.  So
+a command cannot ask for a password on the terminal (it would stop): use keys, as ssh's batch
+mode does.  Standard input is closed.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
+import os
+import signal
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from lnetgen import __version__, nodes
 from lnetgen.diagnostics import UsageError, usage
@@ -32,12 +62,20 @@ MODPROBE_COMMAND = "cat /etc/modprobe.d/*lnet* 2>/dev/null; true"
 MAX_HOSTS = 100_000
 #: The first characters of a host's error output kept as the reason it failed.
 REASON_CHARS = 200
+#: Most bytes one command may print on one host, standard output and error together (see the
+#: module's docstring for why 16 MiB); past it the command is killed and the host fails.
+MAX_OUTPUT_BYTES = 16 * 1024 * 1024
+#: The first bytes of a host's error output kept (its first line is the reason it failed).
+ERROR_BYTES_KEPT = 4096
+#: The signals that interrupt a run (Ctrl-C, and SIGTERM, which the CLI turns into an exception).
+_STOPS = {signal.SIGINT, signal.SIGTERM}
 
 
 @dataclass
 class Collected:
     """What came back: ``dumps[host]`` (export output), ``modprobe[host]``, and ``failed[host]``
-    (why: exit status and the first line of its error output, or "timed out")."""
+    (why: exit status and the first line of its error output, "timed out", or too much
+    output)."""
 
     hosts: list[str]
     dumps: dict[str, bytes] = field(default_factory=dict)
@@ -67,6 +105,192 @@ def _reason(rc: int, err: bytes) -> str:
     return text if text.isprintable() else repr(text)
 
 
+def _too_much(what: str, limit: int) -> str:
+    size = f"{limit >> 20} MiB" if limit % (1 << 20) == 0 else f"{limit:,} bytes"
+    return f"the {what} command printed more than {size} (the limit): stopped"
+
+
+@dataclass
+class _Output:
+    """One command's output, per host: standard output in blocks, the first
+    ``ERROR_BYTES_KEPT`` bytes of its error output, both counted against ``limit``."""
+
+    limit: int
+    out: dict[str, list[bytes]] = field(default_factory=dict)
+    err: dict[str, bytes] = field(default_factory=dict)
+    size: dict[str, int] = field(default_factory=dict)
+    over: set[str] = field(default_factory=set)
+
+    def add(self, host: str, stderr: bool, data: bytes) -> bool:
+        """Keep ``data``; False once ``host`` printed more than the limit (then nothing of it
+        is kept, and the caller stops its command)."""
+        if host in self.over:
+            return False
+        size = self.size.get(host, 0) + len(data)
+        if size > self.limit:
+            self.over.add(host)
+            self.out.pop(host, None)
+            self.err.pop(host, None)
+            return False
+        self.size[host] = size
+        if not stderr:
+            self.out.setdefault(host, []).append(data)
+        elif len(kept := self.err.get(host, b"")) < ERROR_BYTES_KEPT:
+            self.err[host] = kept + data[: ERROR_BYTES_KEPT - len(kept)]
+        return True
+
+    def stdout(self, host: str) -> bytes:
+        return b"".join(self.out.get(host, ()))
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL to the process group of ``pid``, a command started by ``_workers``'s clients
+    (its group's id) and not yet reaped: the id cannot name another group meanwhile."""
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _in_own_group(mask: Iterable[int]) -> None:
+    """In the child, before it runs its command: lead a process group of its own, with the
+    parent's signal mask of before the fork and, as Python's ``subprocess`` does, SIGPIPE and
+    SIGXFSZ no longer ignored (Python ignores them; a command inherits what is ignored)."""
+    os.setpgrp()
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+def _kill_running(procs: dict[int, Any]) -> None:
+    """Kill the group of every command not yet reaped, SIGINT and SIGTERM held back meanwhile
+    (a second Ctrl-C would otherwise stop the loop half way)."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        for pid, proc in list(procs.items()):
+            if proc.returncode is None:
+                _kill_group(pid)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+@functools.cache
+def _workers() -> tuple[type[Any], type[Any], type[Any]]:
+    """ClusterShell's exec and ssh workers, one client per host (``%hosts`` too), whose clients
+    start their command in a process group of its own, kill the group when stopped early, and
+    read the output as raw blocks into the worker's ``_Output`` (``output``), stopping the
+    command past its limit; and the event handler that counts a gateway tree's lines the same
+    way.  Built on first use: ClusterShell is imported only by ``collect``.  They override
+    ClusterShell's client internals (``_exec_nonblock``, ``_handle_read``, ``_close``,
+    ``_create_clients``), the same in its releases 1.9 and 1.10; pyproject.toml admits no
+    other."""
+    from ClusterShell.Engine.Engine import E_READ, E_WRITE
+    from ClusterShell.Event import EventHandler
+    from ClusterShell.Worker.Exec import ExecClient, ExecWorker
+    from ClusterShell.Worker.fastsubprocess import PIPE, STDOUT, Popen
+    from ClusterShell.Worker.Ssh import SshClient, WorkerSsh
+
+    class Client(ExecClient):  # type: ignore[misc]
+        def _exec_nonblock(
+            self, commandlist: Any, shell: bool = False, env: dict[str, str] | None = None
+        ) -> Any:
+            # ClusterShell's own, with the child leading a process group: set by the child
+            # before it runs the command and by this side at once, whichever comes first; and
+            # no interruption until the child is listed for ``_kill_running``
+            worker = self.worker
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+            try:
+                proc = Popen(
+                    commandlist,
+                    bufsize=0,
+                    stdin=PIPE,
+                    stdout=PIPE,
+                    stderr=PIPE if self._stderr else STDOUT,
+                    shell=shell,
+                    env={**os.environ, **env} if env else None,
+                    preexec_fn=functools.partial(_in_own_group, held),
+                )
+                with contextlib.suppress(OSError):
+                    os.setpgid(proc.pid, proc.pid)
+                worker.procs[proc.pid] = proc
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            if self._stderr:
+                self.streams.set_stream(worker.SNAME_STDERR, proc.stderr, E_READ)
+            self.streams.set_stream(worker.SNAME_STDOUT, proc.stdout, E_READ)
+            self.streams.set_stream(worker.SNAME_STDIN, proc.stdin, E_WRITE, retain=False)
+            return proc
+
+        def _handle_read(self, sname: str) -> None:
+            data = self._read(sname)  # one block; raises at the end of the stream
+            worker = self.worker
+            if not worker.output.add(self.key, sname == worker.SNAME_STDERR, data):
+                self.abort()
+
+        def _close(self, abort: bool, timeout: bool) -> None:
+            proc = self.popen
+            if abort and proc is not None and proc.returncode is None:
+                _kill_group(proc.pid)
+            try:
+                super()._close(abort, timeout)
+            finally:
+                if proc is not None:
+                    self.worker.procs.pop(proc.pid, None)
+
+    class SshHostClient(Client, SshClient):  # type: ignore[misc]
+        pass
+
+    class PerHost:
+        def _create_clients(self, **kwargs: Any) -> None:
+            for rank, node in enumerate(self.nodes):  # type: ignore[attr-defined]
+                self._add_client(node, rank=rank, **kwargs)  # type: ignore[attr-defined]
+
+    class Exec(PerHost, ExecWorker):  # type: ignore[misc]
+        SHELL_CLASS = Client
+
+    class Ssh(PerHost, WorkerSsh):  # type: ignore[misc]
+        SHELL_CLASS = SshHostClient
+
+    class Lines(EventHandler):  # type: ignore[misc]
+        def __init__(self, output: _Output) -> None:
+            super().__init__()
+            self.output = output
+
+        def ev_read(self, worker: Any, node: Any, sname: str, msg: Any) -> None:
+            del worker
+            self.output.add(str(node), sname == "stderr", bytes(msg) + b"\n")
+
+    return Exec, Ssh, Lines
+
+
+def _tree_enabled(task: Any) -> bool:
+    """Whether ClusterShell sends ssh commands through its gateway tree (topology.conf)."""
+    enabled = getattr(task, "_default_tree_is_enabled", None)
+    return bool(enabled()) if enabled is not None else False
+
+
+def _schedule(
+    task: Any,
+    ns: Any,
+    command: str,
+    timeout: float,
+    output: _Output,
+    procs: dict[int, Any],
+    *,
+    local: bool,
+) -> Any:
+    """Schedule ``command`` on every host of ``ns``, standard input closed."""
+    exec_worker, ssh_worker, lines = _workers()
+    if not local and _tree_enabled(task):
+        return task.shell(
+            command, nodes=ns, timeout=timeout, stderr=True, stdin=False, handler=lines(output)
+        )
+    cls = exec_worker if local else ssh_worker
+    worker = cls(ns, handler=None, timeout=timeout, command=command, stderr=True)
+    worker.output, worker.procs = output, procs
+    worker.set_write_eof()
+    task.schedule(worker)
+    return worker
+
+
 def collect(
     hosts: list[str],
     *,
@@ -75,44 +299,70 @@ def collect(
     local: bool = False,
     export_command: str = EXPORT_COMMAND,
     modprobe_command: str = MODPROBE_COMMAND,
+    max_output: int | None = None,
 ) -> Collected:
     """Run both commands on every host in parallel (at most ``fanout`` at a time, each
-    within ``timeout`` seconds) and sort the results; nothing is written."""
+    within ``timeout`` seconds and ``max_output`` bytes, by default ``MAX_OUTPUT_BYTES``) and
+    sort the results; nothing is written.  Interrupted (``KeyboardInterrupt``, ``SystemExit``),
+    it kills every command it started before the exception goes on."""
     from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
     from ClusterShell.Task import task_self
-    from ClusterShell.Worker.Exec import ExecWorker
 
+    limit = MAX_OUTPUT_BYTES if max_output is None else max_output
     task = task_self()
-    saved = task.info("fanout"), task.default("distant_worker")
+    trees = ("stdout_msgtree", "stderr_msgtree")  # lines are kept here, not by ClusterShell
+    saved = task.info("fanout"), [task.default(k) for k in trees]
     ns = NodeSet.fromlist(hosts, resolver=RESOLVER_NOGROUP)
+    outputs = {"export": _Output(limit), "modprobe": _Output(limit)}
+    procs: dict[int, Any] = {}
     try:
         task.set_info("fanout", fanout)
-        if local:
-            task.set_default("distant_worker", ExecWorker)
-        export = task.shell(export_command, nodes=ns, timeout=timeout, stderr=True)
-        modprobe = task.shell(modprobe_command, nodes=ns, timeout=timeout, stderr=True)
-        task.run()
+        for k in trees:
+            task.set_default(k, False)
+        workers = {
+            what: _schedule(task, ns, cmd, timeout, outputs[what], procs, local=local)
+            for what, cmd in (("export", export_command), ("modprobe", modprobe_command))
+        }
+        try:
+            task.run()
+        except BaseException:
+            _kill_running(procs)
+            raise
     finally:
         task.set_info("fanout", saved[0])
-        task.set_default("distant_worker", saved[1])
+        for k, v in zip(trees, saved[1], strict=True):
+            task.set_default(k, v)
+    return _results(hosts, workers, outputs, timeout, limit)
+
+
+def _results(
+    hosts: list[str],
+    workers: dict[str, Any],
+    outputs: dict[str, _Output],
+    timeout: float,
+    limit: int,
+) -> Collected:
     out = Collected(hosts)
-    for worker, into in ((export, out.dumps), (modprobe, out.modprobe)):
-        errs = {str(n): bytes(buf) for buf, keys in worker.iter_errors() for n in keys}
-        for buf, keys in worker.iter_buffers():
-            for n in keys:
-                into[str(n)] = bytes(buf)
-        for rc, keys in worker.iter_retcodes():
-            for n in keys:
-                if rc != 0 and worker is export:
-                    out.failed[str(n)] = _reason(rc, errs.get(str(n), b""))
+    rcs: dict[str, int] = {}
+    for rc, keys in workers["export"].iter_retcodes():
+        rcs.update((str(n), rc) for n in keys)
+    for worker in workers.values():
         out.timed_out.update(str(n) for n in worker.iter_keys_timeout())
+    export, modprobe = outputs["export"], outputs["modprobe"]
     for h in hosts:
-        if h in out.timed_out:
+        if h in export.over:
+            out.failed[h] = _too_much("export", limit)
+        elif h in out.timed_out:
             out.failed[h] = f"timed out after {timeout:g} s"
-        elif h not in out.failed and not out.dumps.get(h, b"").strip():
+        elif rcs.get(h, 0) != 0:
+            out.failed[h] = _reason(rcs[h], export.err.get(h, b""))
+        elif not (dump := export.stdout(h)).strip():
             out.failed[h] = "no output from the export command"
-    for h in out.failed:
-        out.dumps.pop(h, None)
+        elif h in modprobe.over:
+            out.failed[h] = _too_much("modprobe", limit)
+        else:
+            out.dumps[h] = dump
+            out.modprobe[h] = modprobe.stdout(h)
     return out
 
 

@@ -68,8 +68,12 @@ def command(
     and write one dump per host into --out (<host>.yaml, <host>.conf for modprobe options),
     failed.txt and manifest.json: the directory `lnetgen diff SITE --live DIR` compares.
 
-    Exit status: 0 every host answered, 1 some failed or timed out (listed in failed.txt and
-    on stderr; the others are written), 2 usage or a refused output.
+    A host's command that prints more than 16 MiB is killed and the host fails.  Each command
+    runs in a process group of its own, killed whole when its host times out or the run is
+    interrupted (Ctrl-C, kill).
+
+    Exit status: 0 every host answered, 1 some failed, timed out or printed too much (listed in
+    failed.txt and on stderr; the others are written), 2 usage or a refused output.
     """
     from lnetgen import nodes
     from lnetgen.api import write_tree
