@@ -1009,7 +1009,7 @@ def render(name: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) > 1:
+    if len(argv) > 1 or (argv and argv[0].startswith("-")):  # --help made a directory
         print("usage: generate.py [OUTPUT_DIR]", file=sys.stderr)
         return 2
     out = Path(argv[0]) if argv else Path(__file__).resolve().parent
