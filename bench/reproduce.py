@@ -54,6 +54,8 @@ def main(argv: list[str]) -> int:
     print()
     sensitivity(sites)
     print()
+    link_pairs(sites)
+    print()
     seed004(sites)
     return 0
 
@@ -130,6 +132,42 @@ def sensitivity(sites: str) -> None:
                     a, spread = p.aggregate_mb_s, p.slowest_over_fastest
                     cells.append("n/a" if a is None else f"{a / 1000:.1f} ({spread or 0:.2f})")
                 print(f"| {strategy} | {nodes} | " + " | ".join(cells) + " |")
+
+
+def link_pairs(sites: str) -> None:
+    """The inventions against seed 000's own account of its torus: with the default
+    placement "over 70% of the links had 18 or more client-OST pairs", with placement "no more
+    than 7 client-OST pairs shared a common link" (s5, the direct-attached runs: 672 clients,
+    one per OST of 96 OSS on SIO nodes).  Projection on widow1 is that workload routed: one
+    router per OSS, one path per client-OST pair."""
+    import tempfile
+
+    import numpy as np
+
+    from lnetgen.api import load_plan
+    from lnetgen.throughput import parse_inline, paths_per_link
+
+    text = Path(sites, "spider.yaml").read_text(encoding="utf-8")
+    old = "coordinates: {rule: linear, order: xyz, skip_routers: true}"
+    print("Spider widow1, projection, one client per OST: client-OST pairs per torus link")
+    print("(seed 000 s5: default placement, over 70 % of the links used carry 18 or more;")
+    print("placed, at most 7 on a link):")
+    print()
+    print("| numbering | nodes | links used | with 18 or more | most on one link |")
+    print("|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for order in ("xyz", "zyx"):
+            path = Path(tmp, f"spider-{order}.yaml")
+            path.write_text(text.replace(old, old.replace("xyz", order)), encoding="utf-8")
+            site, plan = load_plan(str(path), "projection", None)[:2]
+            for nodes in ("linear", "placed", "random"):
+                per = paths_per_link(site, plan, parse_inline(f"filesystems=widow1,nodes={nodes}"))
+                assert per is not None
+                used = per[per > 0]
+                print(
+                    f"| {order[0]}-fastest | {nodes} | {used.size:,} | "
+                    f"{100 * float(np.mean(used >= 18)):.1f} % | {int(used.max())} |"
+                )
 
 
 if __name__ == "__main__":

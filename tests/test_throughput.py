@@ -132,6 +132,24 @@ def test_torus_link_shared_on_a_ring() -> None:
     assert (sh.frozen_by == -2).all()
 
 
+def test_path_counts_count_paths_not_shares() -> None:
+    """On a 4-chip ring: rank 0 splits 1/2 + 1/2 over two paths from chip 0, rank 1 sends
+    all of its data from chip 0 to chip 1.  Link 0->1 X+ carries three paths (rank 0's two,
+    rank 1's one), whatever fraction each carries; link 1->2 X+ one (rank 0's to chip 2)."""
+    dims = (4, 1, 1)
+    src = np.asarray([[0, 0, 0], [0, 0, 0], [0, 0, 0]])
+    dst = np.asarray([[1, 0, 0], [2, 0, 0], [1, 0, 0]])
+    rank = np.asarray([0, 0, 1], dtype=np.int64)
+    w = np.asarray([0.5, 0.5, 1.0])
+    tor = Torus.build(dims, "xyz", rank, src, dst, w, np.full((*dims, 6), 10.0))
+    counts = tor.path_counts()
+    assert counts[0, 0, 0].sum() == 3 and counts[1, 0, 0].sum() == 1
+    assert counts.sum() == 4  # hops: 1 + 2 + 1
+    # the same (rank, pair) given twice is one path
+    twice = Torus.build(dims, "xyz", rank[[2, 2]], src[[2, 2]], dst[[2, 2]], np.ones(2), tor.cap)
+    assert twice.path_counts().sum() == 1
+
+
 def test_bottleneck_is_a_link_the_slowest_rank_crosses() -> None:
     """Rank 0 fills the X+ link out of chip 0 alone (100 MB/s); ranks 1-3 share the X+ link
     out of chip 4 (10 each).  Both links are full; the bottleneck is the one the slowest rank

@@ -4,7 +4,7 @@ of a plan (``predict``).  Reads ``Site.rates``; a rate the site does not give li
 and is reported "n/a".  Modules, lowest first: ``share``, ``workload``, ``predict``.
 """
 
-from lnetgen.throughput.predict import Bottleneck, Prediction, predict
+from lnetgen.throughput.predict import Bottleneck, Prediction, paths_per_link, predict
 from lnetgen.throughput.workload import (
     DEFAULT,
     Ranks,
@@ -23,5 +23,6 @@ __all__ = [
     "build_ranks",
     "load_workload",
     "parse_inline",
+    "paths_per_link",
     "predict",
 ]

@@ -379,6 +379,18 @@ def predict(
     )
 
 
+def paths_per_link(
+    site: Site, plan: Plan, spec: WorkloadSpec, *, index: PlanIndex | None = None
+) -> FloatArray | None:
+    """Per directed torus link (X, Y, Z, 6), how many (rank, router) paths of ``spec`` cross
+    it, whatever share of the rank each carries: under projection, where a rank reaches its
+    OST's server through one router, seed 000's "client-OST pairs" sharing a link.  None
+    without a modelled torus."""
+    ix = index or index_plan(site, plan)
+    t = _build(site, ix, build_ranks(site, plan, ix, spec), ()).problem.torus
+    return None if t is None else t.path_counts()
+
+
 def _routes_note(*routes: FabricRoutes | None) -> str:
     """ "wolf-ib, storage-ib (recorded settings)": the fabrics routed by OpenSM's tables."""
     given = [r for r in routes if r is not None]

@@ -121,6 +121,14 @@ class Torus:
         m.sum_duplicates()
         return m
 
+    def path_counts(self) -> FloatArray:
+        """Per link, how many (rank, router) paths cross it, whatever share each carries."""
+        per_pair = np.bincount(self.pair, minlength=self.runs.nflows).astype(np.float64)
+        m = self.incidence
+        if m is None:
+            return topology.runs_loads(self.runs, per_pair)
+        return np.asarray(m @ per_pair, dtype=np.float64).reshape((*self.dims, 6))
+
     def loads(self, rate: FloatArray) -> FloatArray:
         """Per link, what ranks at ``rate`` put on it."""
         per_pair = np.bincount(
