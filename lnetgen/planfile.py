@@ -2,21 +2,34 @@
 to the inventory it is applied with.
 
 ``read_plan`` turns a file into a ``Plan`` or a located ``UsageError`` (``E-PLAN``,
-``E-PLAN-VERSION``); ``stale_plan`` says, when the plan's ``inventory_digest`` is not the
-inventory's, what visibly changed between the two (site name, routers, servers, NIDs, clients).
+``E-PLAN-VERSION``).  A plan of either format is checked as the inventory is: its names
+against the same definitions (``schemas/plan.schema.json`` holds the site schema's), nets and
+NIDs parsed, integers bounded, node sets counted before they are expanded (at most
+``MAX_CLIENTS`` names), no host or net listed twice, one server route table per storage net,
+and no text with a control character; a hand-edited plan is refused at the JSON path of its
+bad value, and nothing unprintable from it reaches a terminal.  ``stale_plan`` says, when the
+plan's ``inventory_digest`` is not the inventory's, what visibly changed between the two (site
+name, routers, servers, NIDs, clients); a plan that names the digest must have the inventory's
+hosts and fit its torus.
 Commands refuse a stale plan (``E-PLAN-STALE``, exit 2) unless told ``--force``.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import stat
+from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 from lnetgen import inputs, nodes
 from lnetgen.bounded import read_at_most
-from lnetgen.diagnostics import Diagnostic, UsageError
+from lnetgen.diagnostics import Diagnostic, UsageError, json_path
+from lnetgen.inventory.clients import MAX_CLIENTS
+from lnetgen.inventory.lnet import oversized
+from lnetgen.inventory.messages import clip, show
 from lnetgen.model import Site
 from lnetgen.plan import PLAN_FORMAT_VERSION, READABLE_PLAN_VERSIONS, Plan
 
@@ -24,10 +37,17 @@ from lnetgen.plan import PLAN_FORMAT_VERSION, READABLE_PLAN_VERSIONS, Plan
 MAX_PLAN_BYTES = 1 << 30
 #: How many differences a stale-plan message names.
 MAX_SHOWN = 6
+PLAN_SCHEMA = "plan.schema.json"
+
+JsonPath = tuple[str | int, ...]
 
 
-def _error(path: str, code: str, json_path: str, message: str) -> UsageError:
-    return UsageError([Diagnostic(path, 0, 0, "error", code, json_path, message)])
+def _error(path: str, code: str, where: str, message: str) -> UsageError:
+    return UsageError([Diagnostic(path, 0, 0, "error", code, where, message)])
+
+
+def _bad(path: str, where: JsonPath, message: str) -> UsageError:
+    return _error(path, "E-PLAN", json_path(where), f"not a plan lnetgen wrote: {message}")
 
 
 def read_plan(path: str) -> Plan:
@@ -68,28 +88,222 @@ def read_plan(path: str) -> Plan:
             f"{', '.join(map(str, READABLE_PLAN_VERSIONS))} (writes {PLAN_FORMAT_VERSION}): "
             "solve the inventory again",
         )
-    if version == PLAN_FORMAT_VERSION:
-        _check_schema(path, doc)
+    _check_unique(path, doc)
+    _check_schema(path, doc, version)
+    _check_text(path, doc)
+    _check_nodesets(path, doc)
+    _check_server_routes(path, doc)
+    _check_route_sets(path, doc)
     try:
         return Plan.from_dict(doc)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise _error(path, "E-PLAN", "$", f"not a plan.json: bad or missing {exc}") from None
 
 
-def _check_schema(path: str, doc: Any) -> None:
-    """A plan of the current format against ``schemas/plan.schema.json``: a hand-edited plan
-    with a wrong type or value (a null digest, a count written as text) is E-PLAN at its JSON
-    path, not a traceback wherever the value is first used."""
+def _check_unique(path: str, doc: dict[str, Any]) -> None:
+    """No network, router or server is listed twice (as in the inventory).  Checked before the
+    schema, which validates about 2,000 routers a second: a plan listing its routers 20,000
+    times is refused at once, not after minutes."""
+    for key in ("networks", "routers", "servers"):
+        items = doc.get(key)
+        seen: set[str] = set()
+        for i, item in enumerate(items if isinstance(items, list) else ()):
+            name = item.get("name") if isinstance(item, dict) else None
+            if isinstance(name, str):
+                if name in seen:
+                    raise _bad(path, (key, i, "name"), f"{show(name)} is listed twice")
+                seen.add(name)
+
+
+def _check_schema(path: str, doc: Any, version: int) -> None:
+    """A plan against ``schemas/plan.schema.json`` (a plan of format 1 against its layout of
+    format 1): a hand-edited plan with a wrong type or value (a null digest, a count written as
+    text, a router name with a control character, a coordinate past 65535) is E-PLAN at its
+    JSON path, not a traceback wherever the value is first used.  Patterns and integers are
+    checked as in the inventory: anchored at the end of the text, and 1.0 is not an integer."""
+    import jsonschema
+
+    from lnetgen.inventory.schema import _pattern_diag
+
+    err = jsonschema.exceptions.best_match(_validator(version).iter_errors(doc))
+    if err is None:
+        return
+    if err.validator in ("oneOf", "anyOf") and err.context:
+        err = jsonschema.exceptions.best_match(err.context)
+    if err.validator == "pattern":
+        _code, message, _hint = _pattern_diag(str(err.validator_value), err.instance, "")
+    else:
+        message = clip(err.message, 300)
+    raise _bad(path, tuple(err.absolute_path), message)
+
+
+@cache
+def _validator(version: int) -> Any:
+    """The inventory's validator (anchored patterns, strict integers) on the plan schema."""
     import jsonschema
 
     from lnetgen import resources
-    from lnetgen.diagnostics import json_path
+    from lnetgen.inventory.schema import _pattern, _strict_int
 
-    validator = jsonschema.Draft202012Validator(resources.schema("plan.schema.json"))
-    err = jsonschema.exceptions.best_match(validator.iter_errors(doc))
-    if err is not None:
-        where = json_path(tuple(err.absolute_path))
-        raise _error(path, "E-PLAN", where, f"not a plan lnetgen wrote: {err.message[:300]}")
+    schema = resources.schema(PLAN_SCHEMA)
+    defs = schema["$defs"]
+    net, nid = defs["net"]["pattern"], defs["nid"]["pattern"]
+
+    def pattern(validator: Any, want: str, instance: Any, where: Any) -> Iterator[Any]:
+        """The inventory's pattern check; a net or NID that matches is then parsed as the
+        inventory parses it (a known LND, a net number and a numeric address that fit)."""
+        errors = list(_pattern(validator, want, instance, where))
+        yield from errors
+        if not errors and want in (net, nid) and isinstance(instance, str):
+            problem = _lnet_problem(instance, is_nid=want == nid)
+            if problem:
+                yield jsonschema.ValidationError(problem, validator="lnet")
+
+    base = jsonschema.Draft202012Validator
+    cls = jsonschema.validators.extend(
+        base,
+        validators={"pattern": pattern},
+        type_checker=base.TYPE_CHECKER.redefine("integer", _strict_int),
+    )
+    schema = schema if version == PLAN_FORMAT_VERSION else _format_1(schema)
+    return cls(_inline(schema, defs))
+
+
+def _lnet_problem(text: str, *, is_nid: bool) -> str:
+    """Why ``text`` is not a net name (written canonically, as lnetgen writes it: o2ib, not
+    o2ib0) or a NID, as the inventory reads them; '' when it is one."""
+    try:
+        if is_nid:
+            nid = nodes.parse_nid(text)
+            return f"{text!r}: {nid.net.lnd} addresses are 32-bit numbers" if oversized(nid) else ""
+        canonical = nodes.canonical_net(text)
+    except nodes.NodeSyntaxError as exc:
+        return clip(str(exc), 300)
+    return "" if canonical == text else f"{text!r} is written {canonical} in a plan"
+
+
+def _inline(node: Any, defs: dict[str, Any]) -> Any:
+    """``node`` with each ``$ref`` to ``#/$defs/`` replaced by its definition: a plan has
+    hundreds of thousands of names, and looking each reference up costs a fifth of the check."""
+    if isinstance(node, list):
+        return [_inline(v, defs) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _inline(v, defs) for k, v in node.items() if k != "$ref"}
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return {**_inline(defs[ref.removeprefix("#/$defs/")], defs), **out}
+    if ref is not None:
+        out["$ref"] = ref
+    return out
+
+
+def _format_1(schema: dict[str, Any]) -> dict[str, Any]:
+    """The layout of format 1: each client class lists its whole route table (``routes``),
+    and there are no route sets."""
+    out = copy.deepcopy(schema)
+    props = out["properties"]
+    props["format_version"] = {"const": 1}
+    del props["route_sets"]
+    out["required"] = [k for k in out["required"] if k != "route_sets"]
+    item = props["client_classes"]["items"]
+    del item["properties"]["route_sets"]
+    item["properties"]["routes"] = {"type": "array", "items": {"$ref": "#/$defs/route"}}
+    item["required"] = [k if k != "route_sets" else "routes" for k in item["required"]]
+    return out
+
+
+def _check_text(path: str, doc: dict[str, Any]) -> None:
+    """Free text (a network's ``group`` and ``why``, anything in ``stats``) has no control
+    character; the schema's patterns already hold every name to the inventory's."""
+    todo: list[tuple[JsonPath, Any]] = [(("stats",), doc["stats"])]
+    for i, net in enumerate(doc["networks"]):
+        todo += [(("networks", i, k), net[k]) for k in ("group", "why") if k in net]
+    while todo:
+        where, value = todo.pop()
+        if isinstance(value, str) and not value.isprintable():
+            raise _bad(path, where, f"{show(value)} is not printable text (a control character)")
+        if isinstance(value, dict):
+            if not all(isinstance(k, str) and k.isprintable() for k in value):
+                raise _bad(path, where, "a key here is not printable text (a control character)")
+            todo += [((*where, k), v) for k, v in value.items()]
+        elif isinstance(value, list):
+            todo += [((*where, k), v) for k, v in enumerate(value)]
+
+
+def _check_nodesets(path: str, doc: dict[str, Any]) -> None:
+    """Every client class names ``count`` host names, at most ``MAX_CLIENTS`` in all, counted
+    before they are expanded (as the inventory bounds its node sets)."""
+    room = MAX_CLIENTS
+    for i, c in enumerate(doc["client_classes"]):
+        names = _names(path, c["members"], ("client_classes", i, "members"), room)
+        room -= len(names)
+        if len(names) != c["count"]:
+            raise _bad(
+                path,
+                ("client_classes", i, "count"),
+                f"count {c['count']}, but its members name {len(names)} node(s)",
+            )
+
+
+def _check_server_routes(path: str, doc: dict[str, Any]) -> None:
+    """``server_routes`` as lnetgen writes it: one route table per storage net, for exactly
+    the servers of that net."""
+    storage = {n["name"]: n["servers"] for n in doc["networks"] if n["kind"] == "storage"}
+    seen: set[str] = set()
+    room = MAX_CLIENTS
+    for i, sr in enumerate(doc["server_routes"]):
+        net = sr["net"]
+        if net not in storage or net in seen:
+            what = "a second route table for" if net in seen else "not a storage net of the plan:"
+            raise _bad(path, ("server_routes", i, "net"), f"{what} {net}")
+        seen.add(net)
+        names = _names(path, sr["servers"], ("server_routes", i, "servers"), room)
+        room -= len(names)
+        if set(names) != set(storage[net]):
+            raise _bad(
+                path,
+                ("server_routes", i, "servers"),
+                f"{clip(sr['servers'])} are not the servers of {net} "
+                f"({clip(nodes.fold(storage[net]))})",
+            )
+    missing = [n for n in storage if n not in seen]
+    if missing:
+        raise _bad(path, ("server_routes",), f"no route table for the servers of {missing[0]}")
+
+
+def _names(path: str, text: str, where: JsonPath, room: int) -> list[str]:
+    """The host names of a node set of at most ``room`` names."""
+    bound = nodes.count(text)
+    if bound > room:
+        raise _bad(
+            path,
+            where,
+            f"node set {show(text)} names about {bound:,} nodes; an inventory holds at most "
+            f"{MAX_CLIENTS:,}",
+        )
+    try:
+        names = nodes.expand(text)
+    except ValueError as exc:  # NodeSyntaxError, or ClusterShell's own on e.g. 'n[1-1a---]'
+        raise _bad(path, where, f"not a valid node set: {clip(str(exc))}") from None
+    bad = next((n for n in names if not nodes.HOSTNAME_RE.match(n)), None)
+    if bad is not None or not names:
+        what = f"{show(bad)} is not safe as a host name" if bad is not None else "empty"
+        raise _bad(path, where, f"node set {show(text)}: {what}")
+    return names
+
+
+def _check_route_sets(path: str, doc: dict[str, Any]) -> None:
+    """A class of format 2 names route sets the plan has."""
+    sets = len(doc.get("route_sets", ()))
+    for i, c in enumerate(doc["client_classes"]):
+        for j, k in enumerate(c.get("route_sets", ())):
+            if k >= sets:
+                raise _bad(
+                    path,
+                    ("client_classes", i, "route_sets", j),
+                    f"route set {k}, but the plan has {sets}",
+                )
 
 
 def _changed(what: str, old: set[str], new: set[str]) -> list[str]:
@@ -127,8 +341,11 @@ def plan_changes(plan: Plan, site: Site) -> list[str]:
 
 def stale_plan(plan: Plan, site: Site, plan_path: str, *, force: bool) -> list[Diagnostic]:
     """Nothing when ``plan`` was solved from this very inventory.  Otherwise raises
-    ``UsageError`` (``E-PLAN-STALE``) or, with ``force``, returns it as a warning."""
+    ``UsageError`` (``E-PLAN-STALE``) or, with ``force``, returns it as a warning.  A plan that
+    is used (fresh, or forced) must also fit the inventory's torus (``E-PLAN``)."""
     if plan.inventory_digest == site.digest:
+        _check_hosts(plan, site, plan_path)
+        _check_torus(plan, site, plan_path)
         return []
     changes = plan_changes(plan, site)
     what = (
@@ -156,4 +373,59 @@ def stale_plan(plan: Plan, site: Site, plan_path: str, *, force: bool) -> list[D
     )
     if not force:
         raise UsageError([diag])
+    _check_torus(plan, site, plan_path)
     return [diag]
+
+
+def _check_hosts(plan: Plan, site: Site, plan_path: str) -> None:
+    """A plan that names the inventory's digest has its routers, servers and clients: one
+    renamed or dropped by hand would reach the emitters, which look every host up."""
+    for key, planned, known in (
+        ("routers", [r.name for r in plan.routers], [r.name for r in site.routers]),
+        ("servers", [s.name for s in plan.servers], [s.name for s in site.servers]),
+    ):
+        have = set(known)
+        stray = next((i for i, name in enumerate(planned) if name not in have), None)
+        if stray is not None:
+            raise _edited(
+                plan_path, (key, stray, "name"), f"{planned[stray]} is not in {site.file}"
+            )
+        if len(planned) != len(have):
+            missing = nodes.fold(sorted(have - set(planned)))
+            raise _edited(plan_path, (key,), f"{clip(missing)} of {site.file} are missing")
+    clients = set(site.clients.names)
+    for i, c in enumerate(plan.client_classes):
+        stray_client = next((n for n in nodes.expand(c.members) if n not in clients), None)
+        if stray_client is not None:
+            where: JsonPath = ("client_classes", i, "members")
+            raise _edited(plan_path, where, f"{stray_client} is not a client of {site.file}")
+    planned_clients = sum(c.count for c in plan.client_classes)
+    if planned_clients != len(clients):
+        message = f"{planned_clients} clients, {site.file} has {len(clients)}"
+        raise _edited(plan_path, ("client_classes",), message)
+
+
+def _edited(plan_path: str, where: JsonPath, message: str) -> UsageError:
+    return _error(
+        plan_path,
+        "E-PLAN",
+        json_path(where),
+        f"{message}, though the plan names the inventory's digest (edited by hand? solve again)",
+    )
+
+
+def _check_torus(plan: Plan, site: Site, plan_path: str) -> None:
+    """Every router of ``plan`` with a torus position is inside the inventory's torus (the
+    schema bounds a coordinate by 65,535; the torus is known only with the inventory)."""
+    if site.torus is None:
+        return
+    dims = site.torus.dims
+    for i, r in enumerate(plan.routers):
+        if r.coords is not None and any(c >= d for c, d in zip(r.coords, dims, strict=True)):
+            raise _error(
+                plan_path,
+                "E-PLAN",
+                json_path(("routers", i, "coords")),
+                f"router {r.name} at {list(r.coords)} is outside the "
+                f"{'x'.join(map(str, dims))} torus of {site.file}",
+            )
