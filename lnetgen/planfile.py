@@ -378,8 +378,11 @@ def stale_plan(plan: Plan, site: Site, plan_path: str, *, force: bool) -> list[D
 
 
 def _check_hosts(plan: Plan, site: Site, plan_path: str) -> None:
-    """A plan that names the inventory's digest has its routers, servers and clients: one
-    renamed or dropped by hand would reach the emitters, which look every host up."""
+    """A plan that names the inventory's digest has its site name, routers, servers and
+    clients: one renamed or dropped by hand would reach the emitters, which look every host
+    up."""
+    if plan.site != site.name:
+        raise _edited(plan_path, ("site",), f"site {plan.site}, {site.file} is {site.name}")
     for key, planned, known in (
         ("routers", [r.name for r in plan.routers], [r.name for r in site.routers]),
         ("servers", [s.name for s in plan.servers], [s.name for s in site.servers]),

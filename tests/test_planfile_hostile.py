@@ -269,6 +269,7 @@ def test_a_net_or_nid_the_inventory_would_not_read_is_refused(
     [
         (_set("servers", 0, "name", value="zz"), "$.servers[0].name"),
         (_set("routers", value=[]), "$.routers"),
+        (_set("site", value="other"), "$.site"),
         (
             _set("client_classes", 0, "members", value="nid[00002-00097]"),
             "$.client_classes[0].members",
