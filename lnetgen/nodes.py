@@ -75,6 +75,8 @@ def nodeset(text: str | Iterable[str]) -> NodeSet:
         raise NodeSyntaxError(f"{exc}") from None
     except AssertionError as exc:  # ClusterShell asserts on e.g. a range of 10^9 or more
         raise NodeSyntaxError(f"{text!r}: {exc or 'invalid node set'}") from None
+    except ValueError:  # ClusterShell's own unpacking fails on e.g. 'x[1-1aa---]'
+        raise NodeSyntaxError(f"{text!r}: not a node set") from None
 
 
 _RANGE = re.compile(r" *([0-9]+) *- *([0-9]+) *(?:/ *([0-9]+))? *")

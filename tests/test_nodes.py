@@ -150,3 +150,10 @@ def test_removed_lnd_says_so() -> None:
 def test_ansible_ranges(folded: str, ansible: list[str]) -> None:
     assert nodes.to_ansible(folded) == ansible
     assert nodes.from_ansible(ansible[0]).replace(":", "-") == nodes.from_ansible(ansible[0])
+
+
+def test_clustershell_value_errors_are_syntax_errors() -> None:
+    """'x[1-1aa---]' made ClusterShell raise a bare ValueError: a traceback from --oss, --fail
+    or an inventory's node set."""
+    with pytest.raises(nodes.NodeSyntaxError):
+        nodes.nodeset("x[1-1aa---]")
