@@ -20,7 +20,7 @@ import copy
 import json
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
 
@@ -31,7 +31,7 @@ from lnetgen.inventory.clients import MAX_CLIENTS
 from lnetgen.inventory.lnet import oversized
 from lnetgen.inventory.messages import clip, show
 from lnetgen.model import Site
-from lnetgen.plan import PLAN_FORMAT_VERSION, READABLE_PLAN_VERSIONS, Plan
+from lnetgen.plan import PLAN_FORMAT_VERSION, READABLE_PLAN_VERSIONS, Plan, RouterPlan, ServerPlan
 
 #: A plan.json bigger than this is not read (a nearest-neighbor plan of spider is ~300 MiB).
 MAX_PLAN_BYTES = 1 << 30
@@ -70,7 +70,7 @@ def read_plan(path: str) -> Plan:
     if len(data) > MAX_PLAN_BYTES:
         raise _error(path, "E-PLAN", "$", f"larger than {MAX_PLAN_BYTES >> 20} MiB")
     try:
-        doc: Any = json.loads(data.decode("utf-8"))
+        doc: Any = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
     except (UnicodeDecodeError, ValueError) as exc:
         raise _error(path, "E-PLAN", "$", f"not a plan.json (not JSON: {exc})") from None
     except RecursionError:
@@ -98,6 +98,12 @@ def read_plan(path: str) -> Plan:
         return Plan.from_dict(doc)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise _error(path, "E-PLAN", "$", f"not a plan.json: bad or missing {exc}") from None
+
+
+def _no_constant(name: str) -> Any:
+    """``NaN``, ``Infinity`` and ``-Infinity`` are Python's extension, not JSON: a plan holding
+    one would be written back as invalid JSON."""
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def _check_unique(path: str, doc: dict[str, Any]) -> None:
@@ -315,6 +321,23 @@ def _changed(what: str, old: set[str], new: set[str]) -> list[str]:
     return out
 
 
+def _planned_addresses(plan: Plan) -> dict[str, set[str]]:
+    """Each router's and server's NID addresses, as the plan records them."""
+    addrs = {r.name: {i.nid.rpartition("@")[0] for i in r.interfaces} for r in plan.routers}
+    addrs.update({s.name: {i.nid.rpartition("@")[0] for i in s.interfaces} for s in plan.servers})
+    return addrs
+
+
+def _site_addresses(site: Site) -> dict[str, set[str]]:
+    """Each router's and server's NID addresses, as the inventory gives them."""
+    now = {
+        r.name: {r.client_nid.rpartition("@")[0], *(x.ip for x in r.storage_ports)}
+        for r in site.routers
+    }
+    now.update({s.name: {x.ip for x in s.ports} for s in site.servers})
+    return now
+
+
 def plan_changes(plan: Plan, site: Site) -> list[str]:
     """What differs between the hosts of ``plan`` and those of ``site`` (may be empty when the
     inventory changed elsewhere: topology, fabrics, strategy settings)."""
@@ -323,13 +346,7 @@ def plan_changes(plan: Plan, site: Site) -> list[str]:
         out.append(f"site {plan.site!r} in the plan, {site.name!r} in the inventory")
     out += _changed("routers", {r.name for r in plan.routers}, {r.name for r in site.routers})
     out += _changed("servers", {s.name for s in plan.servers}, {s.name for s in site.servers})
-    addrs = {r.name: {i.nid.rpartition("@")[0] for i in r.interfaces} for r in plan.routers}
-    addrs.update({s.name: {i.nid.rpartition("@")[0] for i in s.interfaces} for s in plan.servers})
-    now = {
-        r.name: {r.client_nid.rpartition("@")[0], *(x.ip for x in r.storage_ports)}
-        for r in site.routers
-    }
-    now.update({s.name: {x.ip for x in s.ports} for s in site.servers})
+    addrs, now = _planned_addresses(plan), _site_addresses(site)
     moved = sorted(h for h in now if h in addrs and addrs[h] != now[h])
     if moved:
         out.append(f"NID addresses changed: {nodes.fold(moved)}")
@@ -373,16 +390,49 @@ def stale_plan(plan: Plan, site: Site, plan_path: str, *, force: bool) -> list[D
     )
     if not force:
         raise UsageError([diag])
+    _check_members(plan, site, plan_path, _forced)
     _check_torus(plan, site, plan_path)
     return [diag]
 
 
 def _check_hosts(plan: Plan, site: Site, plan_path: str) -> None:
-    """A plan that names the inventory's digest has its site name, routers, servers and
-    clients: one renamed or dropped by hand would reach the emitters, which look every host
-    up."""
+    """A plan that names the inventory's digest has its site name, routers, servers, clients
+    and NID addresses: a host renamed, dropped or readdressed by hand would reach the emitters,
+    which look every host up (or would write a NID the inventory does not give)."""
     if plan.site != site.name:
         raise _edited(plan_path, ("site",), f"site {plan.site}, {site.file} is {site.name}")
+    _check_members(plan, site, plan_path, _edited)
+    for key, planned, known in (
+        ("routers", [r.name for r in plan.routers], [r.name for r in site.routers]),
+        ("servers", [s.name for s in plan.servers], [s.name for s in site.servers]),
+    ):
+        have = set(known)
+        if len(planned) != len(have):
+            missing = nodes.fold(sorted(have - set(planned)))
+            raise _edited(plan_path, (key,), f"{clip(missing)} of {site.file} are missing")
+    planned_clients = sum(c.count for c in plan.client_classes)
+    if planned_clients != len(site.clients.names):
+        message = f"{planned_clients} clients, {site.file} has {len(site.clients.names)}"
+        raise _edited(plan_path, ("client_classes",), message)
+    now = _site_addresses(site)
+    hosts: list[tuple[JsonPath, RouterPlan | ServerPlan]] = [
+        (("routers", i, "interfaces"), r) for i, r in enumerate(plan.routers)
+    ]
+    hosts += [(("servers", i, "nid"), s) for i, s in enumerate(plan.servers)]
+    for where, h in hosts:
+        planned_addrs = {x.nid.rpartition("@")[0] for x in h.interfaces}
+        if planned_addrs != now[h.name]:
+            message = (
+                f"{h.name} has NID addresses {', '.join(sorted(planned_addrs))}, "
+                f"{site.file} gives {', '.join(sorted(now[h.name]))}"
+            )
+            raise _edited(plan_path, where, message)
+
+
+def _check_members(
+    plan: Plan, site: Site, plan_path: str, refuse: Callable[[str, JsonPath, str], UsageError]
+) -> None:
+    """Every router, server and client ``plan`` names is a host of ``site``."""
     for key, planned, known in (
         ("routers", [r.name for r in plan.routers], [r.name for r in site.routers]),
         ("servers", [s.name for s in plan.servers], [s.name for s in site.servers]),
@@ -390,22 +440,23 @@ def _check_hosts(plan: Plan, site: Site, plan_path: str) -> None:
         have = set(known)
         stray = next((i for i, name in enumerate(planned) if name not in have), None)
         if stray is not None:
-            raise _edited(
-                plan_path, (key, stray, "name"), f"{planned[stray]} is not in {site.file}"
-            )
-        if len(planned) != len(have):
-            missing = nodes.fold(sorted(have - set(planned)))
-            raise _edited(plan_path, (key,), f"{clip(missing)} of {site.file} are missing")
+            raise refuse(plan_path, (key, stray, "name"), f"{planned[stray]} is not in {site.file}")
     clients = set(site.clients.names)
     for i, c in enumerate(plan.client_classes):
         stray_client = next((n for n in nodes.expand(c.members) if n not in clients), None)
         if stray_client is not None:
             where: JsonPath = ("client_classes", i, "members")
-            raise _edited(plan_path, where, f"{stray_client} is not a client of {site.file}")
-    planned_clients = sum(c.count for c in plan.client_classes)
-    if planned_clients != len(clients):
-        message = f"{planned_clients} clients, {site.file} has {len(clients)}"
-        raise _edited(plan_path, ("client_classes",), message)
+            raise refuse(plan_path, where, f"{stray_client} is not a client of {site.file}")
+
+
+def _forced(plan_path: str, where: JsonPath, message: str) -> UsageError:
+    return _error(
+        plan_path,
+        "E-PLAN-STALE",
+        json_path(where),
+        f"{message}: --force uses a stale plan only for the hosts the inventory still has "
+        "(solve again)",
+    )
 
 
 def _edited(plan_path: str, where: JsonPath, message: str) -> UsageError:

@@ -274,13 +274,19 @@ def test_a_net_or_nid_the_inventory_would_not_read_is_refused(
             _set("client_classes", 0, "members", value="nid[00002-00097]"),
             "$.client_classes[0].members",
         ),
+        (_set("servers", 0, "nid", value="10.10.2.99@o2ib103"), "$.servers[0].nid"),
+        (
+            _set("routers", 0, "interfaces", 1, "nid", value="10.10.0.99@o2ib100"),
+            "$.routers[0].interfaces",
+        ),
     ],
 )
 def test_a_host_changed_under_the_inventorys_digest_is_refused(
     solved: Doc, tmp_path: Path, edit: Callable[[Doc], None], where: str
 ) -> None:
     """A plan still naming the inventory's digest with a server renamed ended in a KeyError in
-    generate, and one without routers was applied; its hosts must be the inventory's."""
+    generate, and one without routers was applied; its hosts must be the inventory's.  A NID
+    address changed by hand was configured although the inventory gives another."""
     _refused(_write(tmp_path, solved, edit), where, _generate(tmp_path))
 
 
@@ -298,3 +304,70 @@ def test_a_plan_of_format_1_is_checked_as_well(solved: Doc, tmp_path: Path) -> N
     good = _write(tmp_path, solved, lambda d: format_1(d, d["routers"][0]["name"]), "1.json")
     assert read_plan(str(good)) == read_plan(str(_write(tmp_path, solved, lambda d: None)))
     _refused(_write(tmp_path, solved, lambda d: format_1(d, HOSTILE)), "$.routers[0].name")
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_or_infinity_is_refused(solved: Doc, tmp_path: Path, constant: str) -> None:
+    """Python's json reads NaN and Infinity, which are not JSON: a plan with one in its stats
+    was accepted and written back into the output's plan.json as invalid JSON."""
+    path = tmp_path / "plan.json"
+    text = json.dumps(solved).replace('"idle_routers": 0', f'"idle_routers": {constant}')
+    assert constant in text
+    path.write_text(text, encoding="utf-8")
+    _refused(path, "$", _generate(tmp_path))
+    r = run("generate", DEMO, "--out", str(tmp_path / "out"), "--plan", str(path))
+    assert f"{constant} is not a JSON number" in r.output
+    assert not (tmp_path / "out").exists()
+
+
+def _stale(tmp_path: Path, old: str, new: str) -> str:
+    """The demo site with ``old`` replaced by ``new``: a plan of the demo is stale for it."""
+    text = Path(DEMO).read_text(encoding="utf-8")
+    assert old in text
+    site = tmp_path / "site.yaml"
+    site.write_text(text.replace(old, new), encoding="utf-8")
+    return str(site)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where"),
+    [
+        ("name: oss01", "name: oss91", "$.servers[2].name"),
+        ("name: rtr01", "name: rtr91", "$.routers[0].name"),
+        ("nid[00001-00096]", "nid[00001-00090]", "$.client_classes[0].members"),
+    ],
+)
+def test_force_does_not_use_a_plan_naming_hosts_the_inventory_lacks(
+    solved: Doc, tmp_path: Path, old: str, new: str, where: str
+) -> None:
+    """``generate --force`` with a stale plan whose server or client the inventory no longer
+    has ended in a KeyError; one whose router was renamed wrote a tree routing through a router
+    the inventory no longer has.  --force lifts the digest check, not the hosts."""
+    site = _stale(tmp_path, old, new)
+    plan = _write(tmp_path, solved, lambda d: None)
+    out = tmp_path / "out"
+    for cmd in (("generate", site, "--out", str(out)), ("analyze", site)):
+        r = run(*cmd, "--plan", str(plan), "--force")
+        assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+        assert r.exit_code == 2, (cmd, r.output)
+        assert f"{plan}: error[E-PLAN-STALE] {where}: " in r.output, r.output
+        assert "--force uses a stale plan only for the hosts the inventory still has" in r.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("nid[00001-00096]", "nid[00001-00100]"), ("10.10.1.1\n", "10.10.1.99\n")],
+)
+def test_force_uses_a_plan_whose_hosts_the_inventory_still_has(
+    solved: Doc, tmp_path: Path, old: str, new: str
+) -> None:
+    """Clients added, or a NID changed since: --force applies the plan as it is, with the
+    warning (the new clients get no configuration; the old NID is the plan's)."""
+    site = _stale(tmp_path, old, new)
+    plan = _write(tmp_path, solved, lambda d: None)
+    r = run("generate", site, "--out", str(tmp_path / "out"), "--plan", str(plan), "--force")
+    assert r.exit_code == 0, r.output
+    assert "warning[W-PLAN-STALE]" in r.output
+    written = json.loads((tmp_path / "out" / "plan.json").read_text(encoding="utf-8"))
+    assert written["servers"] == solved["servers"]
