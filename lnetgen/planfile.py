@@ -129,7 +129,7 @@ def _check_schema(path: str, doc: Any, version: int) -> None:
     checked as in the inventory: anchored at the end of the text, and 1.0 is not an integer."""
     import jsonschema
 
-    from lnetgen.inventory.schema import _pattern_diag
+    from lnetgen.inventory.schema import pattern_diag
 
     err = jsonschema.exceptions.best_match(_validator(version).iter_errors(doc))
     if err is None:
@@ -137,7 +137,7 @@ def _check_schema(path: str, doc: Any, version: int) -> None:
     if err.validator in ("oneOf", "anyOf") and err.context:
         err = jsonschema.exceptions.best_match(err.context)
     if err.validator == "pattern":
-        _code, message, _hint = _pattern_diag(str(err.validator_value), err.instance, "")
+        _code, message, _hint = pattern_diag(str(err.validator_value), err.instance, "")
     else:
         message = clip(err.message, 300)
     raise _bad(path, tuple(err.absolute_path), message)
@@ -149,7 +149,7 @@ def _validator(version: int) -> Any:
     import jsonschema
 
     from lnetgen import resources
-    from lnetgen.inventory.schema import _pattern, _strict_int
+    from lnetgen.inventory.schema import anchored_pattern, strict_int
 
     schema = resources.schema(PLAN_SCHEMA)
     defs = schema["$defs"]
@@ -158,7 +158,7 @@ def _validator(version: int) -> Any:
     def pattern(validator: Any, want: str, instance: Any, where: Any) -> Iterator[Any]:
         """The inventory's pattern check; a net or NID that matches is then parsed as the
         inventory parses it (a known LND, a net number and a numeric address that fit)."""
-        errors = list(_pattern(validator, want, instance, where))
+        errors = list(anchored_pattern(validator, want, instance, where))
         yield from errors
         if not errors and want in (net, nid) and isinstance(instance, str):
             problem = _lnet_problem(instance, is_nid=want == nid)
@@ -169,7 +169,7 @@ def _validator(version: int) -> Any:
     cls = jsonschema.validators.extend(
         base,
         validators={"pattern": pattern},
-        type_checker=base.TYPE_CHECKER.redefine("integer", _strict_int),
+        type_checker=base.TYPE_CHECKER.redefine("integer", strict_int),
     )
     schema = schema if version == PLAN_FORMAT_VERSION else _format_1(schema)
     return cls(_inline(schema, defs))

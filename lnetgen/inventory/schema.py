@@ -91,7 +91,8 @@ _TYPE_WORDS = {
 }
 
 
-def _strict_int(_checker: object, instance: object) -> bool:
+def strict_int(_checker: object, instance: object) -> bool:
+    """The integer type check of lnetgen's validators (the inventory's and the plan's)."""
     # jsonschema counts 1.0 as an integer; the checks below do arithmetic and ranges with it
     return isinstance(instance, int) and not isinstance(instance, bool)
 
@@ -103,7 +104,10 @@ def _anchored(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern[:-1] + r"\Z" if pattern.endswith("$") else pattern)
 
 
-def _pattern(_validator: Any, pattern: str, instance: object, _schema: object) -> Iterator[Any]:
+def anchored_pattern(
+    _validator: Any, pattern: str, instance: object, _schema: object
+) -> Iterator[Any]:
+    """The ``pattern`` keyword of lnetgen's validators, ``$`` anchored at the end of the text."""
     if isinstance(instance, str) and not _anchored(pattern).search(instance):
         yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
 
@@ -113,8 +117,8 @@ def _validator() -> Any:
     base = jsonschema.Draft202012Validator
     cls = jsonschema.validators.extend(
         base,
-        validators={"pattern": _pattern},
-        type_checker=base.TYPE_CHECKER.redefine("integer", _strict_int),
+        validators={"pattern": anchored_pattern},
+        type_checker=base.TYPE_CHECKER.redefine("integer", strict_int),
     )
     return cls(resources.schema(SITE_SCHEMA))
 
@@ -213,7 +217,7 @@ def _translate(src: Source, err: Any) -> Iterator[tuple[Path, Diagnostic]]:
         message, trap = _type_diag(src, path, inst, err.validator_value)
         hint = trap or hint
     elif kind == "pattern":
-        code, message, hint = _pattern_diag(str(err.validator_value), inst, hint)
+        code, message, hint = pattern_diag(str(err.validator_value), inst, hint)
     elif kind in ("enum", "const"):
         allowed = err.validator_value if kind == "enum" else [err.validator_value]
         code = "E-SCHEMA-VALUE"
@@ -240,7 +244,7 @@ def _translate(src: Source, err: Any) -> Iterator[tuple[Path, Diagnostic]]:
     yield path, src.diag(path, code, message, hint=hint)
 
 
-def _pattern_diag(pattern: str, inst: object, hint: str) -> tuple[str, str, str]:
+def pattern_diag(pattern: str, inst: object, hint: str) -> tuple[str, str, str]:
     """Code, message and hint for a value that does not match a schema pattern."""
     found = _PATTERN_KINDS.get(pattern)
     if found:
