@@ -112,8 +112,9 @@ def test_place_osts_never_mixes_file_systems_nor_invents_osts() -> None:
     OSTs would mix scratch's OST 0 with home's OST 0.  A count above what exists is refused."""
     with pytest.raises(InputError, match=r"2 file systems with OSTs \(home, scratch\)"):
         place_osts(site(), plan("projection"), "nid00001", count=2)
-    with pytest.raises(InputError, match="--count 13: nid00001 reaches only 12 OST"):
+    with pytest.raises(InputError, match="13: nid00001 reaches only 12 OST") as exc:
         place_osts(site(), plan("projection"), "nid00001", count=13, fs="home")
+    assert exc.value.diagnostics[0].path == "--count"
     assert len(place_osts(site(), plan("projection"), "nid00001", count=12, fs="home")) == 12
 
 

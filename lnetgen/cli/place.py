@@ -23,7 +23,7 @@ from lnetgen.cli.common import (
     site_argument,
 )
 from lnetgen.cli.siteplan import format_option, load_plan, model_settings, num, plan_option
-from lnetgen.diagnostics import InputError, UsageError, usage
+from lnetgen.diagnostics import InputError
 
 if TYPE_CHECKING:  # the library is imported lazily at run time
     from lnetgen.place import ClientPlacement, PlacementComparison
@@ -185,9 +185,6 @@ def place_osts_cmd(
     from lnetgen.place import place_osts
 
     site_obj, plan = load_plan(site, strategy, plan_path, force)
-    if client not in site_obj.clients.names:
-        msg = f"{client!r} is not a client of {site_obj.name}"
-        raise UsageError([usage("--client", msg)])
     picks = place_osts(site_obj, plan, client, count, fs)
     if fmt == "json":
         click.echo(json.dumps([_plain(p) for p in picks], indent=1, sort_keys=True))

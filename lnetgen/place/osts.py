@@ -44,22 +44,26 @@ def place_osts(
     the client can reach."""
     ix = index or index_plan(site, plan)
     if count < 1:
-        raise input_error("E-USAGE", f"--count must be at least 1, not {count}")
+        raise input_error("E-USAGE", f"at least 1, not {count}", "--count")
     try:
         ci = site.clients.names.index(client)
     except ValueError:
-        raise input_error("E-USAGE", f"{client!r} is not a client of {site.name}") from None
+        raise input_error(
+            "E-USAGE", f"{client!r} is not a client of {site.name}", "--client"
+        ) from None
     if fs is not None and fs not in {f.name for f in site.filesystems}:
         raise input_error(
             "E-USAGE",
             f"no file system {fs!r} (known: {', '.join(f.name for f in site.filesystems)})",
+            "--fs",
         )
     with_osts = sorted({s.fs for s in site.servers if s.role == "oss" and s.osts})
     if fs is None and len(with_osts) > 1:
         raise input_error(
             "E-USAGE",
             f"{site.name} has {len(with_osts)} file systems with OSTs ({', '.join(with_osts)}); "
-            "OST indices are per file system: name one with --fs",
+            "OST indices are per file system: name one",
+            "--fs",
         )
     hops = net_hops(ix)[ci]
     cls = int(ix.client_class[ci])
@@ -81,6 +85,7 @@ def place_osts(
         where = f"file system {fs}" if fs is not None else site.name
         raise input_error(
             "E-USAGE",
-            f"--count {count}: {client} reaches only {len(cands)} OST(s) of {where}",
+            f"{count}: {client} reaches only {len(cands)} OST(s) of {where}",
+            "--count",
         )
     return [OstChoice(c[2], c[4], c[3], c[0], c[5]) for c in cands[:count]]

@@ -30,9 +30,10 @@ LINK_MB_S = 3020.0
 OST_MB_S = 180.0
 
 
-def input_error(code: str, message: str) -> InputError:
-    """An ``InputError`` with one diagnostic that has no file location."""
-    return InputError([Diagnostic("", 0, 0, "error", code, "$", message)])
+def input_error(code: str, message: str, where: str = "$") -> InputError:
+    """An ``InputError`` with one diagnostic that has no file location; ``where`` names the
+    option the value came from (``--client``), when the function's caller is a command."""
+    return InputError([Diagnostic("", 0, 0, "error", code, where, message)])
 
 
 def rounded(x: Any) -> float:
