@@ -371,3 +371,14 @@ def test_force_uses_a_plan_whose_hosts_the_inventory_still_has(
     assert "warning[W-PLAN-STALE]" in r.output
     written = json.loads((tmp_path / "out" / "plan.json").read_text(encoding="utf-8"))
     assert written["servers"] == solved["servers"]
+
+
+@pytest.mark.parametrize("value", [-1, True, 1.0, "1", None, 10**30, [0]])
+def test_a_route_set_index_of_another_type_or_range_is_refused_at_its_path(
+    solved: Doc, tmp_path: Path, value: object
+) -> None:
+    """A class's route-set indices are checked by hand before the schema (they are most of a
+    large plan's values); anything but an integer from 0 to the number of route sets is still
+    refused at its own path."""
+    plan = _write(tmp_path, solved, _set("client_classes", 0, "route_sets", 1, value=value))
+    _refused(plan, "$.client_classes[0].route_sets[1]")
