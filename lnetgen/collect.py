@@ -4,11 +4,12 @@ every host of a node set, in parallel through ClusterShell's task API, into one 
 
 ``collect`` runs two commands on every host (ClusterShell's ssh worker, its fan-out and, when
 ``/etc/clustershell/topology.conf`` names gateways, its tree), and returns one dump per host and
-command plus the hosts that failed (non-zero exit, no output, too much output) or timed out.
-``collected_files`` turns that into the files of the output tree: ``<host>.yaml`` (the export),
-``<host>.conf`` (the modprobe lines, when the host has any), ``failed.txt`` and a
-``manifest.json`` that lists the dumps by host -- the form ``diff --live`` reads, and what lets
-a later ``collect`` replace the directory (``lnetgen.write``: it deletes only what it wrote).
+command (in its spool, below) plus the hosts that failed (non-zero exit, no output, too much
+output) or timed out.  ``collected_files`` turns that into the files of the output tree, one at a
+time: ``<host>.yaml`` (the export), ``<host>.conf`` (the modprobe lines, when the host has any),
+``failed.txt`` and, last, a ``manifest.json`` that lists the dumps by host -- the form ``diff
+--live`` reads, and what lets a later ``collect`` replace the directory (``lnetgen.write``: it
+deletes only what it wrote).
 
 With ``local=True`` the commands run on this machine through ClusterShell's exec worker, ``%h``
 standing for the host name: for tests, and for sites that reach ``lnetctl`` through a wrapper.
@@ -27,6 +28,21 @@ reader keeps everything: each line as a node of its message tree (``yes`` grew t
 /dev/zero``).  Through a gateway tree the lines come from ClusterShell's gateways: they are
 counted the same way, but a host past the limit is only stopped by its time-out.
 
+**Bounded memory.**  Only running commands hold output in memory.  When a host's command ends,
+what it printed goes to a spool file (one per command, appended host after host, in ``TMPDIR``
+or ``spool_dir``) and leaves memory; of the host stay only its place in the file and the first
+line of its error output.  ``collected_files`` reads the dumps back one at a time as
+``write_tree`` takes them, hashing each for the manifest it yields last.  So a collect holds at
+most fan-out x 16 MiB of output (the fan-out counts both commands' hosts together), then one
+dump and its text, whatever the number of hosts: 2,000 hosts printing 1 MB each peaked at 147
+MiB resident, where keeping every dump and decoding them all at once took 5.7 GiB.  The result owns
+the spool files: its caller closes them (``with collect(...) as result``), ``collect`` itself
+when it fails or is interrupted.  They have no name (``tempfile.TemporaryFile``): the system
+frees them when they are closed or the process ends, however it ends (``kill -9`` too) --
+nothing to remove, no path another user could open.  A ``TMPDIR`` on tmpfs keeps the spool in
+memory (swappable).  Through a gateway tree a host that times out keeps its output (at most the
+limit) to the end of the run: ClusterShell tells no handler when one host of a tree times out.
+
 **No orphans.**  Each command starts in a process group of its own.  When it is stopped early
 (its time-out, the output limit) or the run is interrupted (Ctrl-C, or SIGTERM, which the CLI
 turns into an exception), the whole group is killed.  ClusterShell kills only the process it
@@ -42,17 +58,19 @@ mode does.  Standard input is closed.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import hashlib
 import json
 import os
 import signal
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from lnetgen import __version__, nodes
-from lnetgen.diagnostics import UsageError, usage
+from lnetgen.diagnostics import Diagnostic, UsageError, usage
 
 #: What runs on every host: the whole LNet configuration, as `lnetctl import` reads it back.
 EXPORT_COMMAND = "lnetctl export --backup"
@@ -71,17 +89,87 @@ ERROR_BYTES_KEPT = 4096
 _STOPS = {signal.SIGINT, signal.SIGTERM}
 
 
+class _SpoolError(Exception):
+    """A spool file could not be made or written (its ``OSError``'s text)."""
+
+
+class _Spool(Mapping[str, bytes]):
+    """One command's output, host after host, in a temporary file without a name (the system
+    frees it when it is closed or this process ends); as a mapping, that of the hosts named by
+    ``keep``, read from the file at each look-up (``in`` reads nothing)."""
+
+    def __init__(self, directory: str) -> None:
+        try:
+            self._file = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115 (see close)
+        except OSError as exc:
+            raise _SpoolError(exc.strerror or str(exc)) from None
+        self._end = 0
+        self._where: dict[str, tuple[int, int]] = {}  # host -> (offset, size)
+        self.error = ""  # why a write failed: never raised inside ClusterShell's loop
+
+    def put(self, host: str, blocks: list[bytes]) -> None:
+        if host in self._where:  # output after the end of its command: kept after the rest
+            blocks = [self[host], *blocks]
+        start = self._end
+        try:
+            self._file.seek(start)
+            for block in blocks:
+                self._file.write(block)
+                self._end += len(block)
+            self._file.flush()
+        except OSError as exc:
+            self.error = self.error or exc.strerror or str(exc)
+        self._where[host] = (start, self._end - start)
+
+    def keep(self, hosts: Iterable[str]) -> None:
+        """Forget every host but ``hosts`` (in this order; one that printed nothing: b"")."""
+        self._where = {h: self._where.get(h, (0, 0)) for h in hosts}
+
+    def __getitem__(self, host: str) -> bytes:
+        start, size = self._where[host]
+        self._file.seek(start)  # ValueError once closed
+        if len(data := self._file.read(size)) != size:
+            raise OSError(errno.EIO, "the spool file is shorter than what was written to it")
+        return data
+
+    def __contains__(self, host: object) -> bool:
+        return host in self._where
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def close(self) -> None:
+        self._file.close()
+
+
 @dataclass
 class Collected:
     """What came back: ``dumps[host]`` (export output), ``modprobe[host]``, and ``failed[host]``
     (why: exit status and the first line of its error output, "timed out", or too much
-    output)."""
+    output).  From ``collect``, ``dumps`` and ``modprobe`` read a host's output from the spool
+    files at each look-up, until ``close`` (or the end of a ``with`` block); built by hand,
+    they can be dicts."""
 
-    hosts: list[str]
-    dumps: dict[str, bytes] = field(default_factory=dict)
-    modprobe: dict[str, bytes] = field(default_factory=dict)
+    hosts: Sequence[str]
+    dumps: Mapping[str, bytes] = field(default_factory=dict)
+    modprobe: Mapping[str, bytes] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     timed_out: set[str] = field(default_factory=set)
+    spools: tuple[_Spool, ...] = field(default=(), repr=False, compare=False)
+
+    def close(self) -> None:
+        """Close the spool files: the outputs they hold are gone."""
+        for spool in self.spools:
+            spool.close()
+
+    def __enter__(self) -> Collected:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def parse_hosts(nodeset: str) -> list[str]:
@@ -99,9 +187,14 @@ def parse_hosts(nodeset: str) -> list[str]:
     return hosts
 
 
-def _reason(rc: int, err: bytes) -> str:
+def _first_line(err: bytes) -> str | None:
+    """The first line of an error output, cut to ``REASON_CHARS``; None when it is blank."""
     first = err.decode("utf-8", "replace").strip().splitlines()
-    text = f"exit status {rc}" + (f": {first[0][:REASON_CHARS]}" if first else "")
+    return first[0][:REASON_CHARS] if first else None
+
+
+def _reason(rc: int, line: str | None) -> str:
+    text = f"exit status {rc}" + (f": {line}" if line is not None else "")
     return text if text.isprintable() else repr(text)
 
 
@@ -112,14 +205,18 @@ def _too_much(what: str, limit: int) -> str:
 
 @dataclass
 class _Output:
-    """One command's output, per host: standard output in blocks, the first
-    ``ERROR_BYTES_KEPT`` bytes of its error output, both counted against ``limit``."""
+    """One command's output, per host: while it runs, standard output in blocks and the first
+    ``ERROR_BYTES_KEPT`` bytes of its error output, both counted against ``limit``; once it
+    ended (``finish``), standard output in ``spool`` and the first line of the error output."""
 
     limit: int
+    spool: _Spool
     out: dict[str, list[bytes]] = field(default_factory=dict)
     err: dict[str, bytes] = field(default_factory=dict)
     size: dict[str, int] = field(default_factory=dict)
     over: set[str] = field(default_factory=set)
+    printed: set[str] = field(default_factory=set)  # standard output not blank
+    first_err: dict[str, str] = field(default_factory=dict)
 
     def add(self, host: str, stderr: bool, data: bytes) -> bool:
         """Keep ``data``; False once ``host`` printed more than the limit (then nothing of it
@@ -131,16 +228,28 @@ class _Output:
             self.over.add(host)
             self.out.pop(host, None)
             self.err.pop(host, None)
+            self.printed.discard(host)
             return False
         self.size[host] = size
         if not stderr:
             self.out.setdefault(host, []).append(data)
+            if data and not data.isspace():  # the whitespace of ``bytes.strip``
+                self.printed.add(host)
         elif len(kept := self.err.get(host, b"")) < ERROR_BYTES_KEPT:
             self.err[host] = kept + data[: ERROR_BYTES_KEPT - len(kept)]
         return True
 
-    def stdout(self, host: str) -> bytes:
-        return b"".join(self.out.get(host, ()))
+    def finish(self, host: str, keep: bool) -> None:
+        """``host``'s command ended: its output leaves memory, to the spool (``keep``) or
+        dropped (killed: its time-out, the limit, an interruption)."""
+        blocks, err, _ = self.out.pop(host, None), self.err.pop(host, b""), self.size.pop(host, 0)
+        if not keep:
+            self.printed.discard(host)
+            return
+        if blocks:
+            self.spool.put(host, blocks)
+        if (line := _first_line(err)) is not None:
+            self.first_err[host] = line
 
 
 def _kill_group(pid: int) -> None:
@@ -177,11 +286,11 @@ def _workers() -> tuple[type[Any], type[Any], type[Any]]:
     """ClusterShell's exec and ssh workers, one client per host (``%hosts`` too), whose clients
     start their command in a process group of its own, kill the group when stopped early, and
     read the output as raw blocks into the worker's ``_Output`` (``output``), stopping the
-    command past its limit; and the event handler that counts a gateway tree's lines the same
-    way.  Built on first use: ClusterShell is imported only by ``collect``.  They override
-    ClusterShell's client internals (``_exec_nonblock``, ``_handle_read``, ``_close``,
-    ``_create_clients``), the same in its releases 1.9 and 1.10; pyproject.toml admits no
-    other."""
+    command past its limit, spooled when it ends; and the event handler that counts a gateway
+    tree's lines the same way and spools them.  Built on first use: ClusterShell is imported
+    only by ``collect``.  They override ClusterShell's client internals (``_exec_nonblock``,
+    ``_handle_read``, ``_close``, ``_create_clients``), the same in its releases 1.9 and 1.10;
+    pyproject.toml admits no other."""
     from ClusterShell.Engine.Engine import E_READ, E_WRITE
     from ClusterShell.Event import EventHandler
     from ClusterShell.Worker.Exec import ExecClient, ExecWorker
@@ -234,6 +343,9 @@ def _workers() -> tuple[type[Any], type[Any], type[Any]]:
             finally:
                 if proc is not None:
                     self.worker.procs.pop(proc.pid, None)
+            # kept when ClusterShell has its exit status (a time-out after it exited too)
+            kept = not abort or (timeout and proc is not None and proc.returncode >= 0)
+            self.worker.output.finish(self.key, kept)
 
     class SshHostClient(Client, SshClient):  # type: ignore[misc]
         pass
@@ -257,6 +369,10 @@ def _workers() -> tuple[type[Any], type[Any], type[Any]]:
         def ev_read(self, worker: Any, node: Any, sname: str, msg: Any) -> None:
             del worker
             self.output.add(str(node), sname == "stderr", bytes(msg) + b"\n")
+
+        def ev_hup(self, worker: Any, node: Any, rc: Any) -> None:
+            del worker, rc
+            self.output.finish(str(node), True)
 
     return Exec, Ssh, Lines
 
@@ -300,22 +416,29 @@ def collect(
     export_command: str = EXPORT_COMMAND,
     modprobe_command: str = MODPROBE_COMMAND,
     max_output: int | None = None,
+    spool_dir: str | None = None,
 ) -> Collected:
     """Run both commands on every host in parallel (at most ``fanout`` at a time, each
     within ``timeout`` seconds and ``max_output`` bytes, by default ``MAX_OUTPUT_BYTES``) and
-    sort the results; nothing is written.  Interrupted (``KeyboardInterrupt``, ``SystemExit``),
-    it kills every command it started before the exception goes on."""
+    sort the results; nothing is written but the spool files (in ``spool_dir``, by default the
+    system's temporary directory), which the result owns: close it when done (``with``).
+    Interrupted (``KeyboardInterrupt``, ``SystemExit``) or failing, it kills every command it
+    started and closes the spool files before the exception goes on; a spool file that cannot
+    be made or written is a ``UsageError``."""
     from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet
     from ClusterShell.Task import task_self
 
     limit = MAX_OUTPUT_BYTES if max_output is None else max_output
+    where = spool_dir if spool_dir is not None else tempfile.gettempdir()
     task = task_self()
     trees = ("stdout_msgtree", "stderr_msgtree")  # lines are kept here, not by ClusterShell
     saved = task.info("fanout"), [task.default(k) for k in trees]
     ns = NodeSet.fromlist(hosts, resolver=RESOLVER_NOGROUP)
-    outputs = {"export": _Output(limit), "modprobe": _Output(limit)}
     procs: dict[int, Any] = {}
+    spools: list[_Spool] = []
     try:
+        spools += (_Spool(where), _Spool(where))
+        outputs = {"export": _Output(limit, spools[0]), "modprobe": _Output(limit, spools[1])}
         task.set_info("fanout", fanout)
         for k in trees:
             task.set_default(k, False)
@@ -328,11 +451,20 @@ def collect(
         except BaseException:
             _kill_running(procs)
             raise
+        if errors := [spool.error for spool in spools if spool.error]:
+            raise _SpoolError(errors[0])
+        return _results(hosts, workers, outputs, timeout, limit)
+    except BaseException as exc:
+        for spool in spools:
+            spool.close()
+        if isinstance(exc, _SpoolError):
+            msg = f"cannot keep the collected output here: {exc}; TMPDIR names another place"
+            raise UsageError([Diagnostic(where, 0, 0, "error", "E-OUTPUT", "$", msg)]) from None
+        raise
     finally:
         task.set_info("fanout", saved[0])
         for k, v in zip(trees, saved[1], strict=True):
             task.set_default(k, v)
-    return _results(hosts, workers, outputs, timeout, limit)
 
 
 def _results(
@@ -342,46 +474,65 @@ def _results(
     timeout: float,
     limit: int,
 ) -> Collected:
-    out = Collected(hosts)
+    out = Collected(hosts, spools=(outputs["export"].spool, outputs["modprobe"].spool))
     rcs: dict[str, int] = {}
     for rc, keys in workers["export"].iter_retcodes():
         rcs.update((str(n), rc) for n in keys)
     for worker in workers.values():
         out.timed_out.update(str(n) for n in worker.iter_keys_timeout())
     export, modprobe = outputs["export"], outputs["modprobe"]
+    collected: list[str] = []
     for h in hosts:
         if h in export.over:
             out.failed[h] = _too_much("export", limit)
         elif h in out.timed_out:
             out.failed[h] = f"timed out after {timeout:g} s"
         elif rcs.get(h, 0) != 0:
-            out.failed[h] = _reason(rcs[h], export.err.get(h, b""))
-        elif not (dump := export.stdout(h)).strip():
+            out.failed[h] = _reason(rcs[h], export.first_err.get(h))
+        elif h not in export.printed:
             out.failed[h] = "no output from the export command"
         elif h in modprobe.over:
             out.failed[h] = _too_much("modprobe", limit)
         else:
-            out.dumps[h] = dump
-            out.modprobe[h] = modprobe.stdout(h)
+            collected.append(h)
+    out.dumps, out.modprobe = export.spool, modprobe.spool
+    export.spool.keep(collected)
+    modprobe.spool.keep(collected)
     return out
 
 
-def _text(data: bytes) -> str:
-    return data.decode("utf-8", "replace")
+def _text(data: bytes) -> tuple[str, str]:
+    """``data`` as text (bad UTF-8 replaced) and the sha256 of that text in UTF-8, which is
+    ``data`` itself when it is valid UTF-8 (no encoded copy then)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "replace")
+        data = text.encode()
+    return text, hashlib.sha256(data).hexdigest()
 
 
-def collected_files(result: Collected, nodeset: str) -> Iterable[tuple[str, str]]:
-    """The output tree of ``result``: dumps, ``failed.txt`` and ``manifest.json``."""
-    files: list[tuple[str, str, str, str]] = []  # (path, text, format, host)
+def collected_files(result: Collected, nodeset: str) -> Iterator[tuple[str, str]]:
+    """The output tree of ``result``, one file at a time, each dump read from the spool when
+    its turn comes: the dumps in node set order, ``failed.txt``, and last ``manifest.json``,
+    which lists them sorted by path with the sha256 of each (taken as it went by)."""
+    listed: list[tuple[str, str, str, str]] = []  # (path, format, host, sha256)
     for h in result.hosts:  # node set order
         if h in result.dumps:
-            files.append((f"{h}.yaml", _text(result.dumps[h]), "lnetctl", h))
-        text = _text(result.modprobe.get(h, b""))
-        if text.strip() and h not in result.failed:
-            files.append((f"{h}.conf", text, "modprobe", h))
+            text, sha = _text(result.dumps[h])
+            listed.append((f"{h}.yaml", "lnetctl", h, sha))
+            yield f"{h}.yaml", text
+        if h not in result.failed:
+            text, sha = _text(result.modprobe.get(h, b""))
+            if text.strip():
+                listed.append((f"{h}.conf", "modprobe", h, sha))
+                yield f"{h}.conf", text
+        text = ""  # not held while the next host's are read
     failed = "".join(f"{h}\t{why}\n" for h, why in sorted(result.failed.items()))
     header = f"# generated by lnetgen {__version__}: hosts of {nodeset} that failed or timed out\n"
-    files.append(("failed.txt", header + failed, "collect", ""))
+    text = header + failed
+    listed.append(("failed.txt", "collect", "", hashlib.sha256(text.encode()).hexdigest()))
+    yield "failed.txt", text
     manifest = {
         "lnetgen_version": __version__,
         "collected": {
@@ -390,16 +541,8 @@ def collected_files(result: Collected, nodeset: str) -> Iterable[tuple[str, str]
             "failed": dict(sorted(result.failed.items())),
         },
         "files": [
-            {
-                "path": p,
-                "format": fmt,
-                "role": "live",
-                "hosts": h,
-                "sha256": hashlib.sha256(t.encode()).hexdigest(),
-            }
-            for p, t, fmt, h in sorted(files)
+            {"path": p, "format": fmt, "role": "live", "hosts": h, "sha256": sha}
+            for p, fmt, h, sha in sorted(listed)
         ],
     }
-    out = [(p, t) for p, t, _f, _h in files]
-    out.append(("manifest.json", json.dumps(manifest, indent=1, sort_keys=True) + "\n"))
-    return out
+    yield "manifest.json", json.dumps(manifest, indent=1, sort_keys=True) + "\n"

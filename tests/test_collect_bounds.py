@@ -76,8 +76,8 @@ def test_the_limit_is_exact_and_counts_error_output() -> None:
         f"err*) {fill.format(n=600)}; echo; {fill.format(n=600)} >&2 ;; esac"
     )
     hosts = ["at1", "over1", "err1"]
-    res = collect_mod.collect(hosts, local=True, export_command=command, max_output=1000)
-    assert res.dumps == {"at1": b"x" * 1000}
+    with collect_mod.collect(hosts, local=True, export_command=command, max_output=1000) as res:
+        assert dict(res.dumps) == {"at1": b"x" * 1000}
     assert res.failed == {
         h: "the export command printed more than 1,000 bytes (the limit): stopped"
         for h in ("over1", "err1")
@@ -97,24 +97,29 @@ def test_the_ssh_worker_is_bounded_too(tmp_path: Path, monkeypatch: pytest.Monke
     ssh.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     command = 'case $HOST in yes*) exec yes ;; *) echo "net: # $HOST" ;; esac'
-    res = collect_mod.collect(["ok1", "yes1"], export_command=command, max_output=MIB)
-    assert res.dumps == {"ok1": b"net: # ok1\n"}
+    with collect_mod.collect(["ok1", "yes1"], export_command=command, max_output=MIB) as res:
+        assert dict(res.dumps) == {"ok1": b"net: # ok1\n"}
     assert res.failed == {"yes1": "the export command printed more than 1 MiB (the limit): stopped"}
 
 
-def test_a_gateway_trees_lines_are_counted_against_the_limit() -> None:
+def test_a_gateway_trees_lines_are_counted_against_the_limit(tmp_path: Path) -> None:
     """Through gateways the lines come from ClusterShell's event handler (here on the exec
-    worker): kept with their newlines, and dropped past the limit."""
+    worker): kept with their newlines, dropped past the limit, spooled when the host ends."""
     from ClusterShell.Task import task_self
 
-    output = collect_mod._Output(12)
+    spool = collect_mod._Spool(str(tmp_path))
+    output = collect_mod._Output(12, spool)
     handler = collect_mod._workers()[2](output)
     command = "case %h in a) echo short; echo oops >&2 ;; b) echo 0123456789abc ;; esac"
     task = task_self()
     task.shell(command, nodes="a,b", remote=False, tree=False, stderr=True, handler=handler)
-    task.run()
-    assert (output.stdout("a"), output.err["a"]) == (b"short\n", b"oops\n")
-    assert output.over == {"b"} and output.stdout("b") == b""
+    try:
+        task.run()
+        assert (spool["a"], output.first_err["a"]) == (b"short\n", "oops")
+        assert output.over == {"b"} and "b" not in spool
+        assert output.out == {} and output.err == {}  # nothing left in memory
+    finally:
+        spool.close()
 
 
 def test_memory_stays_bounded_on_endless_output(tmp_path: Path) -> None:

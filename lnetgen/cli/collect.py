@@ -68,9 +68,11 @@ def command(
     and write one dump per host into --out (<host>.yaml, <host>.conf for modprobe options),
     failed.txt and manifest.json: the directory `lnetgen diff SITE --live DIR` compares.
 
-    A host's command that prints more than 16 MiB is killed and the host fails.  Each command
-    runs in a process group of its own, killed whole when its host times out or the run is
-    interrupted (Ctrl-C, kill).
+    A host's command that prints more than 16 MiB is killed and the host fails.  What a host
+    printed waits in a temporary file without a name (in TMPDIR, freed when collect ends) from
+    the end of its command until it is written, so memory holds at most --fanout hosts' output.
+    Each command runs in a process group of its own, killed whole when its host times out or
+    the run is interrupted (Ctrl-C, kill).
 
     Exit status: 0 every host answered, 1 some failed, timed out or printed too much (listed in
     failed.txt and on stderr; the others are written), 2 usage or a refused output.
@@ -86,15 +88,15 @@ def command(
     )
 
     hosts = parse_hosts(nodeset)
-    result = collect(
+    with collect(
         hosts,
         fanout=fanout,
         timeout=timeout,
         local=local,
         export_command=export_command or EXPORT_COMMAND,
         modprobe_command=modprobe_command or MODPROBE_COMMAND,
-    )
-    write_tree(out, collected_files(result, nodeset), kind="collect")
+    ) as result:  # the dumps are spooled to TMPDIR until written, one at a time
+        write_tree(out, collected_files(result, nodeset), kind="collect")
     for host, why in sorted(result.failed.items()):
         click.echo(f"lnetgen: {host}: {why}", err=True)
     ok = len(hosts) - len(result.failed)
