@@ -216,6 +216,7 @@ class _Output:
     size: dict[str, int] = field(default_factory=dict)
     over: set[str] = field(default_factory=set)
     printed: set[str] = field(default_factory=set)  # standard output not blank
+    cut: set[str] = field(default_factory=set)  # closed by the time-out, whatever its status
     first_err: dict[str, str] = field(default_factory=dict)
 
     def add(self, host: str, stderr: bool, data: bytes) -> bool:
@@ -343,9 +344,9 @@ def _workers() -> tuple[type[Any], type[Any], type[Any]]:
             finally:
                 if proc is not None:
                     self.worker.procs.pop(proc.pid, None)
-            # kept when ClusterShell has its exit status (a time-out after it exited too)
-            kept = not abort or (timeout and proc is not None and proc.returncode >= 0)
-            self.worker.output.finish(self.key, kept)
+            if timeout:  # maybe after it exited, with output unread: ClusterShell sees rc 0
+                self.worker.output.cut.add(self.key)
+            self.worker.output.finish(self.key, not abort and not timeout)
 
     class SshHostClient(Client, SshClient):  # type: ignore[misc]
         pass
@@ -481,6 +482,7 @@ def _results(
     for worker in workers.values():
         out.timed_out.update(str(n) for n in worker.iter_keys_timeout())
     export, modprobe = outputs["export"], outputs["modprobe"]
+    out.timed_out |= export.cut | modprobe.cut
     collected: list[str] = []
     for h in hosts:
         if h in export.over:

@@ -343,3 +343,29 @@ def test_no_spool_outlives_a_killed_collect(tmp_path: Path, sig: signal.Signals,
         for p in pids:  # kill -9 leaves the commands: nothing could kill them
             with contextlib.suppress(ProcessLookupError):
                 os.kill(p, signal.SIGKILL)
+
+
+def test_output_cut_off_by_the_timeout_is_not_a_dump(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The time-out can fire after a host's command exited but before all it printed was read:
+    ClusterShell then records exit status 0 and no time-out, and the part read so far was
+    written as the host's dump (one run wrote a host's export cut at 15 x 64 KiB).  The host
+    times out instead.  Forced here: the reader stalls on the host's first block until past
+    the time-out, while the command writes the rest into the pipe and exits."""
+    add = collect_mod._Output.add
+    stalled: set[str] = set()
+
+    def slow_add(self: collect_mod._Output, host: str, stderr: bool, data: bytes) -> bool:
+        if not stderr and host not in stalled:
+            stalled.add(host)
+            time.sleep(1.5)
+        return add(self, host, stderr, data)
+
+    monkeypatch.setattr(collect_mod._Output, "add", slow_add)
+    command = "head -c 100000 /dev/zero | tr '\\0' x"
+    with collect_mod.collect(
+        ["h01"], local=True, timeout=1.0, export_command=command, spool_dir=str(tmp_path)
+    ) as result:
+        assert "h01" not in result.dumps
+        assert result.failed["h01"] == "timed out after 1 s", result.failed
