@@ -246,3 +246,18 @@ def test_a_timed_out_host_leaves_nothing_running(tmp_path: Path) -> None:
         assert _wait_gone(pids, 5) == []
     finally:
         _kill(pids)
+
+
+def test_a_timeout_of_nan_is_refused(tmp_path: Path) -> None:
+    """``--timeout nan`` passed click's range check (NaN compares unequal to everything) and
+    turned the timeout off: a host that never answers held collect for ever."""
+    from click.testing import CliRunner
+
+    from lnetgen.cli import main
+
+    r = CliRunner().invoke(
+        main, ["collect", "h1", "--exec", "--timeout", "nan", "--out", str(tmp_path / "c")]
+    )
+    assert r.exit_code == 2, r.output
+    assert "--timeout: 'nan' is not a number" in r.output, r.output
+    assert not (tmp_path / "c").exists()

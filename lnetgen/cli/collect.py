@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from lnetgen.cli.common import EXIT_FINDINGS, EXIT_OK, handles_input_errors
+from lnetgen.cli.common import EXIT_FINDINGS, EXIT_OK, Number, handles_input_errors
 
 
 @click.command("collect")
@@ -29,7 +29,7 @@ from lnetgen.cli.common import EXIT_FINDINGS, EXIT_OK, handles_input_errors
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(0, 3600, min_open=True),
+    type=Number(0, 3600, min_open=True),
     default=30.0,
     show_default=True,
     help="seconds each host may take",

@@ -311,7 +311,18 @@ def seed_option(help_text: str) -> Callable[[F], F]:
     )
 
 
-class Rate(click.FloatRange):
+class Number(click.FloatRange):
+    """A float in a range, ``nan`` refused: NaN compares unequal to everything and escapes
+    click's range check (``collect --timeout nan`` turned the timeout off)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        out = super().convert(value, param, ctx)
+        if out != out:  # NaN compares unequal to itself
+            self.fail(f"{value!r} is not a number", param, ctx)
+        return out
+
+
+class Rate(Number):
     """A positive, finite rate in MB/s: ``nan``, ``inf``, ``1e309`` (which Python reads as
     inf) and ``1e-320`` (a denormal whose reciprocal overflows) passed ``x>0`` and put NaN and
     Infinity, which are not JSON, into ``--format json``."""
@@ -320,12 +331,6 @@ class Rate(click.FloatRange):
 
     def __init__(self) -> None:
         super().__init__(min=1e-6, max=1e12)
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        out = super().convert(value, param, ctx)
-        if out != out:  # NaN compares unequal to itself and escapes the range check
-            self.fail(f"{value!r} is not a number", param, ctx)
-        return out
 
 
 def model_options(fn: F) -> F:
