@@ -31,7 +31,7 @@ from lnetgen.inventory.clients import MAX_CLIENTS
 from lnetgen.inventory.lnet import oversized
 from lnetgen.inventory.messages import clip, show
 from lnetgen.model import Site
-from lnetgen.plan import PLAN_FORMAT_VERSION, READABLE_PLAN_VERSIONS, Plan, RouterPlan, ServerPlan
+from lnetgen.plan import PLAN_FORMAT_VERSION, READABLE_PLAN_VERSIONS, Plan
 
 #: A plan.json bigger than this is not read (Spider's nearest-neighbor plan: 5.7 MB in format 2,
 #: ~300 MiB in format 1, which listed every class's whole route table).
@@ -433,17 +433,16 @@ def _check_hosts(plan: Plan, site: Site, plan_path: str) -> None:
     if planned_clients != len(site.clients.names):
         message = f"{planned_clients} clients, {site.file} has {len(site.clients.names)}"
         raise _edited(plan_path, ("client_classes",), message)
-    now = _site_addresses(site)
-    hosts: list[tuple[JsonPath, RouterPlan | ServerPlan]] = [
-        (("routers", i, "interfaces"), r) for i, r in enumerate(plan.routers)
+    addrs, now = _planned_addresses(plan), _site_addresses(site)
+    hosts: list[tuple[JsonPath, str]] = [
+        (("routers", i, "interfaces"), r.name) for i, r in enumerate(plan.routers)
     ]
-    hosts += [(("servers", i, "nid"), s) for i, s in enumerate(plan.servers)]
-    for where, h in hosts:
-        planned_addrs = {x.nid.rpartition("@")[0] for x in h.interfaces}
-        if planned_addrs != now[h.name]:
+    hosts += [(("servers", i, "nid"), s.name) for i, s in enumerate(plan.servers)]
+    for where, name in hosts:
+        if addrs[name] != now[name]:
             message = (
-                f"{h.name} has NID addresses {', '.join(sorted(planned_addrs))}, "
-                f"{site.file} gives {', '.join(sorted(now[h.name]))}"
+                f"{name} has NID addresses {', '.join(sorted(addrs[name]))}, "
+                f"{site.file} gives {', '.join(sorted(now[name]))}"
             )
             raise _edited(plan_path, where, message)
 
