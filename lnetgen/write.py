@@ -39,7 +39,6 @@ import ctypes.util
 import errno
 import fcntl
 import hashlib
-import json
 import os
 import shutil
 import stat
@@ -48,7 +47,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
-from lnetgen import inputs
+from lnetgen import inputs, strictjson
 from lnetgen.bounded import read_at_most
 from lnetgen.diagnostics import Diagnostic, UsageError
 from lnetgen.leftovers import MANIFEST_MAX, MARKER, PARTIAL, PREFIX, discard, sweep
@@ -190,7 +189,7 @@ def _recorded(target: str, kind: str) -> dict[str, str]:
             data = read_at_most(fh, MANIFEST_MAX)
         if len(data) > MANIFEST_MAX:
             raise ValueError(f"larger than {MANIFEST_MAX >> 20} MiB")
-        doc = json.loads(data)
+        doc = strictjson.loads(data)
         del data
         if not isinstance(doc, dict) or "lnetgen_version" not in doc:
             raise ValueError("no lnetgen_version")

@@ -3,10 +3,9 @@ lnetctl (else modprobe) file configures, and every such file is read once for al
 
 from __future__ import annotations
 
-import json
 import os
 
-from lnetgen import nodes
+from lnetgen import nodes, strictjson
 from lnetgen.diagnostics import InputError
 from lnetgen.live.cache import ParseCache
 from lnetgen.live.dump import read_dump
@@ -27,7 +26,7 @@ def _manifest_entries(mpath: str, root: str, live: LiveSet) -> list[tuple[str, s
     sets ``live.generated``.  Raises ``InputError`` (``E-LIVE-PATH``; ``E-LIVE-LINK`` when
     the manifest is a symbolic link out of ``root``, never read)."""
     try:
-        manifest = json.loads(read_bytes(mpath, root))
+        manifest = strictjson.loads(read_bytes(mpath, root))
     except LiveParseError as exc:
         if exc.diagnostic.code == "E-LIVE-LINK":
             raise InputError([exc.diagnostic]) from None

@@ -5,12 +5,11 @@ partners and targets).  Everything is checked for shape here; an unusable manife
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from lnetgen import nodes
+from lnetgen import nodes, strictjson
 from lnetgen.diagnostics import Diagnostic, InputError
 from lnetgen.live import LiveParseError
 from lnetgen.live.files import read_bytes
@@ -197,7 +196,7 @@ def parse_manifest(data: bytes, mpath: str) -> Manifest:
     (``E-VERIFY-MANIFEST``) naming what is missing or malformed."""
     try:
         text = data.decode("utf-8")
-        doc = json.loads(text)
+        doc = strictjson.loads(text)
     except (ValueError, RecursionError) as exc:
         raise _bad(mpath, f"not an lnetgen manifest: {str(exc)[:200]}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("files"), list):
