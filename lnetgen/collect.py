@@ -13,6 +13,8 @@ deletes only what it wrote).
 
 With ``local=True`` the commands run on this machine through ClusterShell's exec worker, ``%h``
 standing for the host name: for tests, and for sites that reach ``lnetctl`` through a wrapper.
+Any other ``%`` of a command is run as written, as through ssh (``lnetgen.collect_workers``:
+ClusterShell's exec worker took it for a placeholder and refused the run).
 
 **Bounded output.**  Each command's output on a host (standard output and error together) is
 read in blocks as it comes, never held as lines, and kept up to ``MAX_OUTPUT_BYTES``, 16 MiB;
@@ -57,19 +59,16 @@ mode does.  Standard input is closed.
 
 from __future__ import annotations
 
-import contextlib
 import errno
-import functools
 import hashlib
 import json
-import os
-import signal
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from lnetgen import __version__, nodes
+from lnetgen.collect_workers import kill_running, schedule
 from lnetgen.diagnostics import Diagnostic, UsageError, usage
 
 #: What runs on every host: the whole LNet configuration, as `lnetctl import` reads it back.
@@ -85,8 +84,6 @@ REASON_CHARS = 200
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 #: The first bytes of a host's error output kept (its first line is the reason it failed).
 ERROR_BYTES_KEPT = 4096
-#: The signals that interrupt a run (Ctrl-C, and SIGTERM, which the CLI turns into an exception).
-_STOPS = {signal.SIGINT, signal.SIGTERM}
 
 
 class _SpoolError(Exception):
@@ -253,161 +250,6 @@ class _Output:
             self.first_err[host] = line
 
 
-def _kill_group(pid: int) -> None:
-    """SIGKILL to the process group of ``pid``, a command started by ``_workers``'s clients
-    (its group's id) and not yet reaped: the id cannot name another group meanwhile."""
-    with contextlib.suppress(OSError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-def _in_own_group(mask: Iterable[int]) -> None:
-    """In the child, before it runs its command: lead a process group of its own, with the
-    parent's signal mask of before the fork and, as Python's ``subprocess`` does, SIGPIPE and
-    SIGXFSZ no longer ignored (Python ignores them; a command inherits what is ignored)."""
-    os.setpgrp()
-    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
-        signal.signal(sig, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-
-
-def _kill_running(procs: dict[int, Any]) -> None:
-    """Kill the group of every command not yet reaped, SIGINT and SIGTERM held back meanwhile
-    (a second Ctrl-C would otherwise stop the loop half way)."""
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
-    try:
-        for pid, proc in list(procs.items()):
-            if proc.returncode is None:
-                _kill_group(pid)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-
-
-@functools.cache
-def _workers() -> tuple[type[Any], type[Any], type[Any]]:
-    """ClusterShell's exec and ssh workers, one client per host (``%hosts`` too), whose clients
-    start their command in a process group of its own, kill the group when stopped early, and
-    read the output as raw blocks into the worker's ``_Output`` (``output``), stopping the
-    command past its limit, spooled when it ends; and the event handler that counts a gateway
-    tree's lines the same way and spools them.  Built on first use: ClusterShell is imported
-    only by ``collect``.  They override ClusterShell's client internals (``_exec_nonblock``,
-    ``_handle_read``, ``_close``, ``_create_clients``), the same in its releases 1.9 and 1.10;
-    pyproject.toml admits no other."""
-    from ClusterShell.Engine.Engine import E_READ, E_WRITE
-    from ClusterShell.Event import EventHandler
-    from ClusterShell.Worker.Exec import ExecClient, ExecWorker
-    from ClusterShell.Worker.fastsubprocess import PIPE, STDOUT, Popen
-    from ClusterShell.Worker.Ssh import SshClient, WorkerSsh
-
-    class Client(ExecClient):  # type: ignore[misc]
-        def _exec_nonblock(
-            self, commandlist: Any, shell: bool = False, env: dict[str, str] | None = None
-        ) -> Any:
-            # ClusterShell's own, with the child leading a process group: set by the child
-            # before it runs the command and by this side at once, whichever comes first; and
-            # no interruption until the child is listed for ``_kill_running``
-            worker = self.worker
-            held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
-            try:
-                proc = Popen(
-                    commandlist,
-                    bufsize=0,
-                    stdin=PIPE,
-                    stdout=PIPE,
-                    stderr=PIPE if self._stderr else STDOUT,
-                    shell=shell,
-                    env={**os.environ, **env} if env else None,
-                    preexec_fn=functools.partial(_in_own_group, held),
-                )
-                with contextlib.suppress(OSError):
-                    os.setpgid(proc.pid, proc.pid)
-                worker.procs[proc.pid] = proc
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, held)
-            if self._stderr:
-                self.streams.set_stream(worker.SNAME_STDERR, proc.stderr, E_READ)
-            self.streams.set_stream(worker.SNAME_STDOUT, proc.stdout, E_READ)
-            self.streams.set_stream(worker.SNAME_STDIN, proc.stdin, E_WRITE, retain=False)
-            return proc
-
-        def _handle_read(self, sname: str) -> None:
-            data = self._read(sname)  # one block; raises at the end of the stream
-            worker = self.worker
-            if not worker.output.add(self.key, sname == worker.SNAME_STDERR, data):
-                self.abort()
-
-        def _close(self, abort: bool, timeout: bool) -> None:
-            proc = self.popen
-            if abort and proc is not None and proc.returncode is None:
-                _kill_group(proc.pid)
-            try:
-                super()._close(abort, timeout)
-            finally:
-                if proc is not None:
-                    self.worker.procs.pop(proc.pid, None)
-            if timeout:  # maybe after it exited, with output unread: ClusterShell sees rc 0
-                self.worker.output.cut.add(self.key)
-            self.worker.output.finish(self.key, not abort and not timeout)
-
-    class SshHostClient(Client, SshClient):  # type: ignore[misc]
-        pass
-
-    class PerHost:
-        def _create_clients(self, **kwargs: Any) -> None:
-            for rank, node in enumerate(self.nodes):  # type: ignore[attr-defined]
-                self._add_client(node, rank=rank, **kwargs)  # type: ignore[attr-defined]
-
-    class Exec(PerHost, ExecWorker):  # type: ignore[misc]
-        SHELL_CLASS = Client
-
-    class Ssh(PerHost, WorkerSsh):  # type: ignore[misc]
-        SHELL_CLASS = SshHostClient
-
-    class Lines(EventHandler):  # type: ignore[misc]
-        def __init__(self, output: _Output) -> None:
-            super().__init__()
-            self.output = output
-
-        def ev_read(self, worker: Any, node: Any, sname: str, msg: Any) -> None:
-            del worker
-            self.output.add(str(node), sname == "stderr", bytes(msg) + b"\n")
-
-        def ev_hup(self, worker: Any, node: Any, rc: Any) -> None:
-            del worker, rc
-            self.output.finish(str(node), True)
-
-    return Exec, Ssh, Lines
-
-
-def _tree_enabled(task: Any) -> bool:
-    """Whether ClusterShell sends ssh commands through its gateway tree (topology.conf)."""
-    enabled = getattr(task, "_default_tree_is_enabled", None)
-    return bool(enabled()) if enabled is not None else False
-
-
-def _schedule(
-    task: Any,
-    ns: Any,
-    command: str,
-    timeout: float,
-    output: _Output,
-    procs: dict[int, Any],
-    *,
-    local: bool,
-) -> Any:
-    """Schedule ``command`` on every host of ``ns``, standard input closed."""
-    exec_worker, ssh_worker, lines = _workers()
-    if not local and _tree_enabled(task):
-        return task.shell(
-            command, nodes=ns, timeout=timeout, stderr=True, stdin=False, handler=lines(output)
-        )
-    cls = exec_worker if local else ssh_worker
-    worker = cls(ns, handler=None, timeout=timeout, command=command, stderr=True)
-    worker.output, worker.procs = output, procs
-    worker.set_write_eof()
-    task.schedule(worker)
-    return worker
-
-
 def collect(
     hosts: list[str],
     *,
@@ -444,13 +286,13 @@ def collect(
         for k in trees:
             task.set_default(k, False)
         workers = {
-            what: _schedule(task, ns, cmd, timeout, outputs[what], procs, local=local)
+            what: schedule(task, ns, cmd, timeout, outputs[what], procs, local=local)
             for what, cmd in (("export", export_command), ("modprobe", modprobe_command))
         }
         try:
             task.run()
         except BaseException:
-            _kill_running(procs)
+            kill_running(procs)
             raise
         if errors := [spool.error for spool in spools if spool.error]:
             raise _SpoolError(errors[0])

@@ -16,6 +16,21 @@ from typing import Literal
 Severity = Literal["error", "warning", "info"]
 
 
+def printable(text: str, keep: str = "") -> str:
+    """``text`` fit for a terminal: each character ``str.isprintable`` refuses (C0 and C1
+    controls, DEL, format characters such as the bidi overrides U+202A-U+202E and U+2066-U+2069,
+    line and paragraph separators, lone surrogates), but those of ``keep``, written as a Python
+    string literal writes it (``\\x1b``, ``\\r``, ``\\u202e``), as ``repr`` does in quoted values;
+    printable text, of any script, is returned as it is."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in keep else repr(c)[1:-1] for c in text)
+
+
+#: What a message or hint may break lines with (a caret under a quoted route string).
+_LINES = "\n\t"
+
+
 @dataclass(frozen=True, order=True)
 class Diagnostic:
     """One finding, located in a file (line/col 1-based) and a JSON path (``$.routers[3].nid``)."""
@@ -33,17 +48,24 @@ class Diagnostic:
         """``file:line:col: severity[code] $.path: message`` (terraform/yamllint style).
 
         A diagnostic without a file is about the command line: ``lnetgen: error[E-USAGE]
-        --option: message`` (its ``path`` names the option or argument; ``$`` is left out)."""
+        --option: message`` (its ``path`` names the option or argument; ``$`` is left out).
+
+        The file, the path (a key of the document can hold any character) and the message are
+        made ``printable``: a control character or bidi override there reaches no terminal
+        (``as_dict`` keeps them as they are, for JSON to escape).  Only the message and hint keep
+        their line breaks and tabs (``_LINES``)."""
+        path = printable(self.path)
+        message = printable(self.message, keep=_LINES)
         if self.file:
-            where = self.file
+            where = printable(self.file)
             if self.line:
                 where += f":{self.line}:{self.col or 1}"
-            text = f"{where}: {self.severity}[{self.code}] {self.path}: {self.message}"
+            text = f"{where}: {self.severity}[{self.code}] {path}: {message}"
         else:
-            option = "" if self.path == "$" else f"{self.path}: "
-            text = f"lnetgen: {self.severity}[{self.code}] {option}{self.message}"
+            option = "" if path == "$" else f"{path}: "
+            text = f"lnetgen: {self.severity}[{self.code}] {option}{message}"
         if self.hint:
-            text += f" (hint: {self.hint})"
+            text += f" (hint: {printable(self.hint, keep=_LINES)})"
         return text
 
     def as_dict(self) -> dict[str, object]:

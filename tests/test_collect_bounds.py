@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from conftest import ROOT
 
 from lnetgen import collect as collect_mod
+from lnetgen import collect_workers
 from lnetgen.cli import main
 
 MIB = 1 << 20
@@ -109,7 +110,7 @@ def test_a_gateway_trees_lines_are_counted_against_the_limit(tmp_path: Path) -> 
 
     spool = collect_mod._Spool(str(tmp_path))
     output = collect_mod._Output(12, spool)
-    handler = collect_mod._workers()[2](output)
+    handler = collect_workers.workers()[2](output)
     command = "case %h in a) echo short; echo oops >&2 ;; b) echo 0123456789abc ;; esac"
     task = task_self()
     task.shell(command, nodes="a,b", remote=False, tree=False, stderr=True, handler=handler)

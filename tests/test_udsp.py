@@ -5,6 +5,7 @@ steps, verify's ranking, and the release check."""
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from pathlib import Path
 
@@ -130,7 +131,9 @@ def test_diff_plans_udsp_steps_and_verify_warns(tmp_path: Path) -> None:
     assert f"+ udsp --dst {first['dst']} --rte {first['rte']} --priority 1" in r.output
     assert f"- udsp --dst {first['dst']} --rte 999@gni --priority 1 (idx 0)" in r.output
     assert "lnetctl udsp del --idx 0" in r.output
-    assert f"lnetctl udsp add --dst {first['dst']} --rte {first['rte']} --priority 1" in r.output
+    # the rte range is a glob pattern to a shell: quoted, once for the remote shell, once for clush
+    add = f"lnetctl udsp add --dst {first['dst']} --rte {shlex.quote(first['rte'])} --priority 1"
+    assert shlex.quote(add) in r.output
     j = json.loads(
         run(
             ["diff", str(site), "-s", "nearest-neighbor", "--live", str(live), "--format", "json"]
@@ -174,3 +177,16 @@ def test_ansible_role_writes_the_rules(tmp_path: Path, strategy: str) -> None:
             assert role_render(gen, "lnet.conf.j2", hv[host]) == f.content, f.path
             with_rules += "\nudsp:\n" in f.content
     assert with_rules
+
+
+def test_plan_changes_quote_a_udsp_range_for_the_shell() -> None:
+    """``10.0.0.[1-4]@o2ib`` is a glob to a shell: unquoted, a file of that name in the remote
+    directory would replace it."""
+    from types import SimpleNamespace
+
+    from lnetgen.diff.steps import _udsp_adds
+
+    rule = SimpleNamespace(src="", dst="o2ib1", rte="10.0.0.[1-4]@o2ib", priority=0)
+    (cmd,) = _udsp_adds(SimpleNamespace(add_udsp=[rule]))  # type: ignore[arg-type]
+    assert cmd == "lnetctl udsp add --dst o2ib1 --rte '10.0.0.[1-4]@o2ib' --priority 0"
+    assert shlex.split(cmd)[6] == "10.0.0.[1-4]@o2ib"

@@ -38,8 +38,9 @@ from lnetgen.cli.common import EXIT_FINDINGS, EXIT_OK, Number, handles_input_err
     "--exec",
     "local",
     is_flag=True,
-    help="run the commands on this machine (ClusterShell's exec worker), %h standing for "
-    "the host: for a wrapper such as --command 'ssh -J gw %h lnetctl export --backup'",
+    help="run the commands on this machine (ClusterShell's exec worker), %h (or %{h}) standing "
+    "for the host: for a wrapper such as --command 'ssh -J gw %h lnetctl export --backup'; "
+    "any other % is kept as written",
 )
 @click.option(
     "--command",

@@ -1,10 +1,17 @@
-"""A diff as text for people (``format_text``, ``format_steps``) and as JSON (``to_dict``)."""
+"""A diff as text for people (``format_text``, ``format_steps``) and as JSON (``to_dict``).
+
+The text shows values of the live dumps (interface names, UDSP rules, health notes), which can
+hold any character: every line of it is made ``printable`` (a control character, a bidi
+override shown escaped, ``\\x1b``, ``\\u202e``), so none reaches the terminal.  The JSON keeps
+them as they are, escaped by JSON itself.
+"""
 
 from __future__ import annotations
 
 import shlex
 from typing import Any
 
+from lnetgen.diagnostics import printable
 from lnetgen.diff.result import (
     DiffResult,
     Group,
@@ -51,7 +58,7 @@ def diff_lines(d: HostDiff) -> list[str]:
         if r[3] != r[5]:
             parts.append(f"priority {r[3]} -> {r[5]}")
         out.append(f"~ route {r[0]} via {r[1]}: {', '.join(parts)}")
-    return out
+    return [printable(line) for line in out]
 
 
 def _count(n: int, word: str) -> str:
@@ -112,7 +119,7 @@ def format_text(result: DiffResult) -> str:
     if not result.differs:
         out.append("")
         out.append("live state equals the plan")
-    return "\n".join(out) + "\n"
+    return "\n".join(printable(line) for line in out) + "\n"
 
 
 def clush_line(hosts: str, command: str) -> str:
@@ -122,8 +129,8 @@ def clush_line(hosts: str, command: str) -> str:
 
 def format_steps(steps: list[Step], result: DiffResult) -> str:
     """``--plan-changes`` text: numbered steps, each saying whether it runs live or needs an
-    outage, then one ``clush -w NODESET 'command'`` line per command (comments stay comments;
-    ends with \n)."""
+    outage, then one ``clush -w NODESET 'command'`` line per command (comments stay comments,
+    ``plan_changes`` made a command that does not print one; ends with \n)."""
     out: list[str] = []
     if not steps:
         out.append("# nothing to change")
@@ -144,7 +151,7 @@ def format_steps(steps: list[Step], result: DiffResult) -> str:
     if skipped:
         out.append("")
         out.append(f"# not planned (no usable live state): {'; '.join(skipped)}")
-    return "\n".join(out) + "\n"
+    return "\n".join(printable(line) for line in out) + "\n"
 
 
 def _route_dict(r: RouteEntry) -> dict[str, Any]:

@@ -3,14 +3,23 @@
 The order keeps every host's paths while the change rolls out: new networks and routes first
 (routers, then servers' return routes, then clients), routers drained (``lnetctl set routing
 0``) before their routes or networks go, removals last.
+
+A command holds values of the live dumps (the interfaces a net is to lose), which nothing but
+the host checked: each argument is quoted for a POSIX shell (an interface ``x; reboot`` stays
+one argument of ``lnetctl``; names of letters, digits and ``@%+=:,./-`` are left as they are),
+and a command with a character that does not print (a control character, a bidi override that
+shows the line other than it runs) is not given to run: it becomes a ``#`` comment saying so,
+its text escaped (``refused``).
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from lnetgen import nodes
+from lnetgen.diagnostics import printable
 from lnetgen.diff.result import (
     CLIENT,
     ROUTER,
@@ -48,18 +57,34 @@ HOST_NID_OUTAGE = (
 )
 
 
+#: The comment a command with a character that does not print becomes (its text escaped).
+REFUSED = "# refused: a value of the live dump here holds characters that do not print: "
+
+
+def _q(value: object) -> str:
+    """One argument of a command, quoted for a POSIX shell when it needs it."""
+    return shlex.quote(str(value))
+
+
+def refused(command: str) -> str:
+    """``command`` when all of it prints; else the ``REFUSED`` comment showing it escaped."""
+    return command if command.isprintable() else REFUSED + printable(command)
+
+
 def route_add(net: str, gateway: str, hop: int, priority: int) -> str:
     hop_opt = f" --hop {hop}" if hop != UNDEFINED_HOP else ""
-    return f"lnetctl route add --net {net} --gateway {gateway}{hop_opt} --priority {priority}"
+    return (
+        f"lnetctl route add --net {_q(net)} --gateway {_q(gateway)}{hop_opt} --priority {priority}"
+    )
 
 
 def route_del(net: str, gateway: str) -> str:
-    return f"lnetctl route del --net {net} --gateway {gateway}"
+    return f"lnetctl route del --net {_q(net)} --gateway {_q(gateway)}"
 
 
 def _net_add(net: str, ifaces: Iterable[str]) -> str:
     ifs = ",".join(ifaces)
-    return f"lnetctl net add --net {net}" + (f" --if {ifs}" if ifs else "")
+    return f"lnetctl net add --net {_q(net)}" + (f" --if {_q(ifs)}" if ifs else "")
 
 
 def _adds_nets(d: HostDiff) -> list[str]:
@@ -74,8 +99,8 @@ def _adds_nets(d: HostDiff) -> list[str]:
 def _removes_nets(d: HostDiff) -> list[str]:
     out: list[str] = []
     for net, have, want in d.change_nets:
-        out.extend(f"lnetctl net del --net {net} --if {i}" for i in have if i not in want)
-    out.extend(f"lnetctl net del --net {n}" for n, _i in d.remove_nets)
+        out.extend(f"lnetctl net del --net {_q(net)} --if {_q(i)}" for i in have if i not in want)
+    out.extend(f"lnetctl net del --net {_q(n)}" for n, _i in d.remove_nets)
     return out
 
 
@@ -119,7 +144,14 @@ def _route_replaces(d: HostDiff) -> list[str]:
 
 
 def _udsp_adds(d: HostDiff) -> list[str]:
-    return [f"lnetctl udsp add {r.options()}" for r in d.add_udsp]
+    return [
+        "lnetctl udsp add "
+        + " ".join(
+            f"--{k} {_q(v)}" for k, v in (("src", r.src), ("dst", r.dst), ("rte", r.rte)) if v
+        )
+        + f" --priority {r.priority}"
+        for r in d.add_udsp
+    ]
 
 
 def _udsp_dels(d: HostDiff) -> list[str]:
@@ -226,7 +258,7 @@ def plan_changes(result: DiffResult) -> list[Step]:
     for title, make in _PHASES:
         by_cmds: dict[tuple[str, ...], list[Group]] = {}
         for g in result.groups:
-            cmds = tuple(make(g.diff))
+            cmds = tuple(refused(c) for c in make(g.diff))
             if cmds:
                 by_cmds.setdefault(cmds, []).append(g)
         if not by_cmds:
