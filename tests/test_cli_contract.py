@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -455,3 +457,116 @@ def test_shell_completion_offers_commands_and_strategies(monkeypatch: pytest.Mon
     monkeypatch.setenv("COMP_CWORD", "4")
     r = CliRunner().invoke(main, [], prog_name="lnetgen")
     assert r.exit_code == 0 and r.stdout.split() == ["plain,nearest-neighbor"]
+
+
+# ----------------------------------------------------------------------------- stdout fails
+
+
+def _lnetgen(args: list[str], stdout: int, stderr: int = subprocess.PIPE) -> tuple[int, str]:
+    """Run the real command line (the stream checks are made on it only) with ``stdout``."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run(
+        [sys.executable, "-m", "lnetgen", *args],
+        stdout=stdout,
+        stderr=stderr,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    return proc.returncode, (proc.stderr or b"").decode()
+
+
+_WRITERS = [
+    ["schema"],
+    ["strategies"],
+    ["validate", str(DEMO)],
+    ["solve", str(DEMO), "--format", "json"],
+    ["validate", "--format", "json", str(ROOT / "nosuch.yaml")],  # the JSON of an error
+]
+_IDS = ["schema", "strategies", "validate", "solve-json", "validate-error-json"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+@pytest.mark.parametrize("args", _WRITERS, ids=_IDS)
+def test_a_full_stdout_is_one_line_and_exit_2(args: list[str]) -> None:
+    """``lnetgen schema > /dev/full`` ended in an OSError traceback and exit 1 (a finding)."""
+    with open("/dev/full", "wb") as full:
+        code, err = _lnetgen(args, full.fileno())
+    assert code == 2, err
+    assert err.splitlines()[-1:] == [
+        "lnetgen: error[E-OUTPUT] <stdout>: cannot write: No space left on device"
+    ], err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+
+
+@pytest.mark.parametrize("args", _WRITERS[:3], ids=_IDS[:3])
+def test_a_closed_pipe_exits_141_quietly(args: list[str]) -> None:
+    """``lnetgen schema | head -c1`` exited 1, the code of a finding; now 141 (128 + SIGPIPE,
+    what a process killed by it reports) without a word."""
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before anything is written
+    try:
+        code, err = _lnetgen(args, write)
+    finally:
+        os.close(write)
+    assert (code, err) == (141, "")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+def test_a_full_stderr_exits_without_a_traceback() -> None:
+    """Nowhere left to report: the error of a missing SITE still exits 2, silently."""
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "lnetgen", "validate", str(ROOT / "nosuch.yaml")],
+            stdout=subprocess.PIPE,
+            stderr=full,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            cwd=ROOT,
+            timeout=120,
+            check=False,
+        )
+    assert proc.returncode == 2 and proc.stdout == b""
+
+
+# ----------------------------------------------------------------------------- a huge torus
+
+
+@pytest.fixture(scope="module")
+def huge_torus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo site in a 1000x1000x100 torus: 100,000,000 chips, 50 times the model's bound."""
+    text = DEMO.read_text(encoding="utf-8")
+    assert text.count("dims: [4, 4, 4]") == 1
+    site = tmp_path_factory.mktemp("huge") / "demo.yaml"
+    site.write_text(text.replace("dims: [4, 4, 4]", "dims: [1000, 1000, 100]"), encoding="utf-8")
+    return site
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate", "{s}"],
+        ["generate", "{s}", "-o", "{d}/out"],
+        ["solve", "{s}"],
+        ["analyze", "{s}"],
+        ["compare", "{s}"],
+        ["report", "{s}", "-o", "{d}/r.html"],
+        ["place", "clients", "{s}", "--oss", "oss01"],
+        ["place", "osts", "{s}", "--client", "nid00001"],
+        ["advise", "stripes", "{s}"],
+        ["fabric", "plan-ports", "{s}"],
+    ],
+    ids=lambda a: " ".join(a[: a.index("{s}")]),
+)
+def test_an_oversized_torus_is_an_invalid_inventory_in_every_command(
+    args: list[str], huge_torus: Path
+) -> None:
+    """It passed validate and generate (exit 0) while analyze, report, compare and place
+    refused it with E-TORUS-SIZE at no file location."""
+    r = run(
+        [a.replace("{s}", str(huge_torus)).replace("{d}", str(huge_torus.parent)) for a in args]
+    )
+    no_traceback(r)
+    assert r.exit_code == 1, r.output
+    where = f"{huge_torus}:30:3: error[E-TORUS-SIZE] $.topology.dims: a 1000x1000x100 torus"
+    assert where in r.output, r.output

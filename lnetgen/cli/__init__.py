@@ -4,8 +4,10 @@ This package is the only place that imports click or prints; one module per comm
 (``diff``, ``analyze``, ``fabric``, ``report``) registers itself at the end of this file.
 
 Exit codes (like diff(1)): 0 ok; 1 findings (invalid inventory, drift, failed checks);
-2 usage or input error (see ``lnetgen.cli.common``).  This is the only package that imports
-click or prints.
+2 usage or input error (see ``lnetgen.cli.common``), also when stdout cannot be written (one
+line on stderr); 141 (128 + SIGPIPE, silently) when the reader of stdout has gone, as in
+``lnetgen schema | head -c1`` (``lnetgen.cli.streams``, for every command, via the ``Lnetgen``
+group).  This is the only package that imports click or prints.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from lnetgen.cli.common import (
     EXIT_OK,
     STRATEGY_OPT,
     Lnetgen,
+    NonEmptyPath,
     force_option,
     handles_input_errors,
     keep_nets_option,
@@ -42,7 +45,8 @@ from lnetgen.diagnostics import errors, to_json
 def main() -> None:
     """Plan, generate, diff and analyze Lustre LNet fine-grained routing.
 
-    Exit status: 0 ok, 1 findings (invalid inventory, drift), 2 usage or input error.
+    Exit status: 0 ok, 1 findings (invalid inventory, drift), 2 usage or input error (also
+    output that cannot be written), 141 when the reader of a pipe has gone.
     """
 
 
@@ -133,7 +137,7 @@ def _summary(plan: Any) -> list[str]:
 @click.option(
     "--out",
     "out",
-    type=click.Path(dir_okay=False),
+    type=NonEmptyPath(dir_okay=False),
     default=None,
     help="write plan.json here",
 )
@@ -173,7 +177,7 @@ def solve(
     "--out",
     "-o",
     "out",
-    type=click.Path(file_okay=False),
+    type=NonEmptyPath(file_okay=False),
     default="out",
     show_default=True,
     help="output directory (replaced atomically)",

@@ -12,6 +12,7 @@ import click
 from lnetgen.cli.common import (
     EXIT_OK,
     STRATEGY_OPT,
+    TEXT,
     force_option,
     handles_input_errors,
     not_empty,
@@ -84,6 +85,7 @@ def format_stripes(a: StripeAdvice) -> list[str]:
 @click.option(
     "--fs",
     "fs",
+    type=TEXT,
     default=None,
     metavar="NAME",
     help="the file system (needed when several have OSTs)",
@@ -104,7 +106,12 @@ def format_stripes(a: StripeAdvice) -> list[str]:
     help="the stripe limit: 2000 in current Lustre, 160 on an MDT without large xattrs",
 )
 @click.option(
-    "--path", "path", default="FILE", show_default=True, help="file name in the lfs lines"
+    "--path",
+    "path",
+    type=TEXT,
+    default="FILE",
+    show_default=True,
+    help="file name in the lfs lines",
 )
 @STRATEGY_OPT
 @plan_option

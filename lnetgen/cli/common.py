@@ -4,7 +4,8 @@ printing, and the options several commands share (``SITE``, ``--strategy``, ``--
 ``--force``, ``--seed``, the model's settings).
 
 Exit codes: 0 ok; 1 findings, including an invalid inventory; 2 usage or input error (a bad
-option value, a missing or unreadable SITE, a bad or stale ``--plan``, a refused output).
+option value, a missing or unreadable SITE, a bad or stale ``--plan``, a refused output, stdout
+that cannot be written); 141 after a closed pipe (``lnetgen.cli.streams``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from lnetgen.cli import streams
 from lnetgen.diagnostics import Diagnostic, InputError, UsageError, errors, is_usage, to_json, usage
 from lnetgen.progress import NO_PROGRESS, Progress, Tick
 
@@ -147,7 +149,9 @@ def _exit_cleanly_on_sigterm() -> None:
 class Lnetgen(click.Group):
     """The ``lnetgen`` group: click's usage errors (unknown option, bad value, missing argument)
     are printed as ``lnetgen: error[E-USAGE] --option: message`` -- or as JSON diagnostics on
-    stdout when the command line asks for ``--format json`` -- and exit 2."""
+    stdout when the command line asks for ``--format json`` -- and exit 2.  On the real
+    command line a failed write to stdout or stderr ends every command the same way
+    (``lnetgen.cli.streams``: one line and exit 2, or exit 141 silently after a closed pipe)."""
 
     def main(
         self,
@@ -160,6 +164,24 @@ class Lnetgen(click.Group):
         argv = list(sys.argv[1:] if args is None else args)
         if args is None:  # the real command line, not a test's runner
             _exit_cleanly_on_sigterm()
+            streams.guard_streams()
+        try:
+            try:
+                return self._main(argv, prog_name, complete_var, standalone_mode, **extra)
+            finally:  # also on sys.exit: what is still buffered is written now
+                if args is None:
+                    streams.flush_streams()
+        except streams.OutputError as exc:  # stdout full, a closed pipe: lnetgen.cli.streams
+            streams.output_failed(exc)
+
+    def _main(
+        self,
+        argv: list[str],
+        prog_name: str | None,
+        complete_var: str | None,
+        standalone_mode: bool,
+        **extra: Any,
+    ) -> Any:
         try:
             rv = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
         except click.ClickException as exc:
@@ -180,6 +202,51 @@ class Lnetgen(click.Group):
 
 
 # ---------------------------------------------------------------- shared options
+
+
+def _empty(value: str, param: click.Parameter | None) -> str:
+    """The refusal of an empty ``value`` of ``param``."""
+    if isinstance(param, click.Option) and not param.required:
+        return f"{value!r} is empty (leave the option out for its default)"
+    return f"{value!r} is empty"
+
+
+def not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A list option given an empty value (``--formats ''``, ``--from ''``, ``--strategies
+    ,``) is refused: it used to run as if the option had been left out, the opposite of what
+    an empty list asks for."""
+    del ctx
+    if value is not None and not value.strip(" ,"):
+        raise click.BadParameter(_empty(value, param))
+    return value
+
+
+class NonEmptyText(click.types.StringParamType):
+    """A string option or argument, refused when empty or blank: ``fabric import --name ''``
+    named the fabric nothing and ``--path ''`` wrote ``lfs setstripe`` lines without a file,
+    as if the value had not been given.  Every string option of lnetgen has this type."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        out = super().convert(value, param, ctx)
+        if not out.strip():
+            self.fail(_empty(out, param), param, ctx)
+        return out
+
+
+class NonEmptyPath(click.Path):
+    """A path option or argument, refused when empty or blank: ``solve --out ''`` wrote no
+    plan, ``generate -o ''`` and ``report -o ''`` went for the current directory, and
+    ``compare --since ''`` was refused as a missing file without naming the option.  Every
+    path option of lnetgen has this type."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail(_empty(value, param), param, ctx)
+        return super().convert(value, param, ctx)
+
+
+#: A string option's type: ``NonEmptyText``.
+TEXT = NonEmptyText()
 
 
 def site_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -210,7 +277,7 @@ def site_file(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 
 def site_argument(fn: F) -> F:
     """``SITE``: the inventory file (checked to be a readable file before anything runs)."""
-    return click.argument("site", type=click.Path(), callback=site_file)(fn)
+    return click.argument("site", type=NonEmptyPath(), callback=site_file)(fn)
 
 
 def _strategy(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -236,6 +303,7 @@ def _complete_strategy(ctx: click.Context, param: click.Parameter, incomplete: s
 STRATEGY_OPT = click.option(
     "--strategy",
     "-s",
+    type=TEXT,
     default=None,
     metavar="NAME",
     callback=_strategy,
@@ -270,16 +338,6 @@ def _nodesets(ctx: click.Context, param: click.Parameter, value: Any) -> tuple[s
     return tuple(out)
 
 
-def not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """A string option given an empty value (``--formats ''``, ``--from ''``, ``--strategies
-    ,``) is refused: it used to run as if the option had been left out, the opposite of what
-    an empty list asks for."""
-    del ctx, param
-    if value is not None and not value.strip(" ,"):
-        raise click.BadParameter(f"{value!r} is empty (leave the option out for its default)")
-    return value
-
-
 def nodeset_option(*decls: str, **kwargs: Any) -> Callable[[F], F]:
     """A repeatable option taking names or node sets (``--oss 'oss[01-02]'``)."""
     return click.option(*decls, multiple=True, callback=_nodesets, **kwargs)
@@ -291,7 +349,7 @@ def plan_option(fn: F) -> F:
     return click.option(
         "--plan",
         "plan_path",
-        type=click.Path(exists=True, dir_okay=False),
+        type=NonEmptyPath(exists=True, dir_okay=False),
         default=None,
         metavar="PLAN",
         help="use this plan.json (from `lnetgen solve --out`) instead of solving SITE; "
@@ -364,6 +422,7 @@ def workload_option(fn: F) -> F:
     return click.option(
         "--workload",
         "workload",
+        type=TEXT,
         metavar="FILE|K=V,...",
         default=None,
         help="the workload to predict GB/s for: a YAML file or inline keys, e.g. "
@@ -454,7 +513,7 @@ def keep_nets_option(fn: F) -> F:
         "--keep-nets",
         "keep_path",
         metavar="PLAN",
-        type=click.Path(dir_okay=False),
+        type=NonEmptyPath(dir_okay=False),
         default=None,
         help="plan.json deployed now: nets whose group (OSS, leaf, N:M group) is still there "
         "keep their numbers, new ones take free numbers (a grown site renumbers nothing)",

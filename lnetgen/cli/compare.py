@@ -13,6 +13,7 @@ from lnetgen.cli.analyze import gb_s, pct
 from lnetgen.cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
+    NonEmptyPath,
     handles_input_errors,
     model_options,
     not_empty,
@@ -49,7 +50,7 @@ if TYPE_CHECKING:  # the library is imported lazily at run time
     "--since",
     "since",
     default=None,
-    type=click.Path(),
+    type=NonEmptyPath(),
     callback=site_file,
     metavar="OLD_SITE",
     help="an older inventory of the site: add each layout's churn (clients and routes changed)",

@@ -20,6 +20,8 @@ from lnetgen.cli.common import (
     EXIT_FINDINGS,
     EXIT_INPUT,
     EXIT_OK,
+    TEXT,
+    NonEmptyPath,
     handles_input_errors,
     progress_bars,
     quiet_option,
@@ -43,15 +45,15 @@ def command() -> None:
 
 @command.command(name="import")
 @click.argument("kind", type=click.Choice(["ibnetdiscover"]))
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
-@click.option("--name", default=None, help="fabric name (default: the file name)")
+@click.argument("file", type=NonEmptyPath(exists=True, dir_okay=False, allow_dash=True))
+@click.option("--name", type=TEXT, default=None, help="fabric name (default: the file name)")
 @click.option(
     "--role", type=click.Choice(["storage", "compute"]), default="storage", show_default=True
 )
 @click.option(
     "--out",
     "-o",
-    type=click.Path(dir_okay=False),
+    type=NonEmptyPath(dir_okay=False),
     default=None,
     help="write the YAML here instead of stdout",
 )
@@ -107,6 +109,7 @@ def import_(kind: str, file: str, name: str | None, role: str, out: str | None) 
 @click.option(
     "--fabric",
     "fabric",
+    type=TEXT,
     default=None,
     metavar="NAME",
     help="fabric to export (default: the compute fabric, else the storage fabric)",
@@ -114,7 +117,7 @@ def import_(kind: str, file: str, name: str | None, role: str, out: str | None) 
 @click.option(
     "--out",
     "-o",
-    type=click.Path(dir_okay=False),
+    type=NonEmptyPath(dir_okay=False),
     default=None,
     help="write the net file here instead of stdout",
 )
@@ -200,13 +203,14 @@ def plan_ports(site: str, fmt: str) -> None:
 @click.option(
     "--fabric",
     "fabric",
+    type=TEXT,
     default=None,
     metavar="NAME",
     help="fabric to check (default: every fabric with hosts)",
 )
 @click.option(
     "--keep",
-    type=click.Path(file_okay=False),
+    type=NonEmptyPath(file_okay=False),
     default=None,
     help="keep net files, OpenSM logs and forwarding tables in this directory: a new or "
     "empty one, or one an earlier --keep wrote (see above)",

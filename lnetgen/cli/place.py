@@ -13,6 +13,7 @@ import click
 from lnetgen.cli.common import (
     EXIT_OK,
     STRATEGY_OPT,
+    TEXT,
     about_option,
     force_option,
     handles_input_errors,
@@ -23,7 +24,7 @@ from lnetgen.cli.common import (
     site_argument,
 )
 from lnetgen.cli.siteplan import format_option, load_plan, model_settings, num, plan_option
-from lnetgen.diagnostics import InputError
+from lnetgen.diagnostics import InputError, UsageError
 
 if TYPE_CHECKING:  # the library is imported lazily at run time
     from lnetgen.place import ClientPlacement, PlacementComparison
@@ -97,10 +98,15 @@ def place_clients_cmd(
         available = place.clients_by_name(site_obj, pool) if pool else None
     except InputError as exc:
         raise about_option("--from", exc) from None
-    placed = place.place_clients(site_obj, plan, oss, per_oss, available, ix)
     cmp = None
-    if site_obj.torus is not None:
-        cmp = place.compare_placements(site_obj, plan, oss, per_oss, settings, seed, available, ix)
+    try:
+        placed = place.place_clients(site_obj, plan, oss, per_oss, available, ix)
+        if site_obj.torus is not None:
+            cmp = place.compare_placements(
+                site_obj, plan, oss, per_oss, settings, seed, available, ix
+            )
+    except InputError as exc:
+        raise _about_per_oss(exc) from None
     if fmt == "json":
         doc: dict[str, Any] = {
             "site": plan.site,
@@ -113,6 +119,17 @@ def place_clients_cmd(
         for line in format_placement(placed, cmp, plan.strategy):
             click.echo(line)
     sys.exit(EXIT_OK)
+
+
+def _about_per_oss(exc: InputError) -> InputError:
+    """``exc`` with too few free clients (``E-PLACE-FULL``) named by ``--per-oss``, the count
+    that asked for them (its default: one client per OST of the OSS)."""
+    from dataclasses import replace
+
+    full = [d for d in exc.diagnostics if d.code == "E-PLACE-FULL" and not d.file and d.path == "$"]
+    if not full:
+        return exc
+    return UsageError([replace(d, path="--per-oss") if d in full else d for d in exc.diagnostics])
 
 
 def _plain(obj: Any) -> Any:
@@ -152,10 +169,13 @@ def format_placement(
     "--client", "client", required=True, callback=not_empty, metavar="NODE", help="the client node"
 )
 @click.option("--count", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--fs", "fs", default=None, metavar="NAME", help="only OSTs of this file system")
+@click.option(
+    "--fs", "fs", type=TEXT, default=None, metavar="NAME", help="only OSTs of this file system"
+)
 @click.option(
     "--path",
     "path",
+    type=TEXT,
     default="FILE",
     show_default=True,
     help="file name to put in the lfs setstripe lines",

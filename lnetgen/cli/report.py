@@ -12,6 +12,7 @@ import click
 from lnetgen.cli.common import (
     EXIT_OK,
     STRATEGY_OPT,
+    NonEmptyPath,
     handles_input_errors,
     model_options,
     not_empty,
@@ -46,7 +47,7 @@ from lnetgen.cli.common import (
     "--out",
     "-o",
     "out",
-    type=click.Path(dir_okay=False),
+    type=NonEmptyPath(dir_okay=False),
     default="report.html",
     show_default=True,
     help="the HTML file to write (replaced atomically)",

@@ -32,7 +32,7 @@ from lnetgen.inventory.release import check_release
 from lnetgen.inventory.routers import check_routers
 from lnetgen.inventory.servers import check_servers
 from lnetgen.inventory.strategy import check_strategy
-from lnetgen.inventory.topology import Topology, check_slots, read_topology
+from lnetgen.inventory.topology import Topology, check_size, check_slots, read_topology
 from lnetgen.inventory.torus import torus_coords
 from lnetgen.inventory.tunables import check_tunables
 from lnetgen.model import Clients, Router, Site
@@ -46,12 +46,13 @@ def build_site(ctx: Context) -> Site | None:
     params = check_strategy(ctx)
     cnets = check_client_nets(ctx)
     topo = read_topology(d)
+    sized = check_size(ctx, topo)
     check_slots(ctx, topo)
     routers = check_routers(ctx, fabrics, cnets, topo)
     servers = check_servers(ctx, fabrics, {f.name for f in fss})
     groups = check_clients(ctx, cnets)
     clients = None
-    if groups.complete:
+    if groups.complete and sized:
         clients = _place_clients(ctx, groups, cnets, fabrics, topo, [r for _, r in routers.routers])
 
     # uniqueness, reported once everything has claimed its values

@@ -64,6 +64,7 @@ CODES: dict[str, str] = {
     "E-TORUS-COORD": "a torus position is missing or outside the torus dimensions",
     "E-TORUS-FULL": "a torus position holds more nodes than nodes_per_chip, or clients do not fit",
     "E-TORUS-CSV": "the coordinates CSV is unreadable, malformed, or misses clients",
+    "E-TORUS-SIZE": "a torus of more chips than lnetgen models (2,000,000)",
     "E-DFLY-PLACE": (
         "a dragonfly group or switch that does not exist, or a router without its dragonfly place"
     ),

@@ -5,7 +5,8 @@ Reads ``topology.kind`` and, for a torus, ``dims``, ``nodes_per_chip`` and ``rou
 dragonfly its sizes; the schema has checked them, so nothing is reported here.  ``torus``
 places clients on a torus, ``fattree`` attaches them to a compute fabric and ``dragonfly`` to
 the switches of a dragonfly.  ``router_slots`` outside the torus are
-E-TORUS-COORD.  Adds ``Site.torus``, ``Site.client_fabric`` and ``Site.dragonfly``.
+E-TORUS-COORD; a torus of more than ``MAX_TORUS_CHIPS`` chips is E-TORUS-SIZE.  Adds
+``Site.torus``, ``Site.client_fabric`` and ``Site.dragonfly``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,13 @@ from typing import Any
 
 from lnetgen.inventory.context import Context
 from lnetgen.model import Dragonfly, Torus
+
+#: The largest torus an inventory may describe, in chips: the bound of the dense link-load model
+#: (``lnetgen.traffic.torus.MAX_DENSE_CHIPS``, about 200 MB of link loads) that ``analyze``,
+#: ``compare``, ``report``, ``place`` and ``advise`` use.  A larger box passed ``validate`` and
+#: ``generate`` and was refused only by them, without a location.  The largest 3-D tori built
+#: are far smaller (Jaguar 19,200 chips, Blue Waters 13,248; spider.yaml 19,200).
+MAX_TORUS_CHIPS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -62,3 +70,21 @@ def check_slots(ctx: Context, topo: Topology) -> None:
                 f"router slot {list(slot)} is outside the torus {list(topo.torus.dims)} "
                 "(coordinates count from 0)",
             )
+
+
+def check_size(ctx: Context, topo: Topology) -> bool:
+    """E-TORUS-SIZE at ``topology.dims`` for a torus over ``MAX_TORUS_CHIPS`` chips; whether
+    the torus (if any) is within the bound."""
+    if topo.torus is None:
+        return True
+    x, y, z = topo.torus.dims
+    chips = x * y * z
+    if chips <= MAX_TORUS_CHIPS:
+        return True
+    ctx.err(
+        ("topology", "dims"),
+        "E-TORUS-SIZE",
+        f"a {x}x{y}x{z} torus has {chips:,} chips; torus link loads are modelled for at most "
+        f"{MAX_TORUS_CHIPS:,} (the largest tori built have about 20,000)",
+    )
+    return False
