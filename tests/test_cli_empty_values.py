@@ -73,7 +73,7 @@ ARGUMENTS = {
 MEANINGFUL: dict[tuple[str, str], str] = {}
 
 #: Commands whose options another change fixes (flip these to plain cases once it is in).
-SEPARATE = {"verify", "collect", "diff"}
+SEPARATE = {"verify"}
 
 
 def _commands(cmd: click.Command, path: str) -> Iterator[tuple[str, click.Command]]:

@@ -7,7 +7,14 @@ import sys
 
 import click
 
-from lnetgen.cli.common import EXIT_FINDINGS, EXIT_OK, Number, handles_input_errors
+from lnetgen.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    TEXT,
+    NonEmptyPath,
+    Number,
+    handles_input_errors,
+)
 
 
 @click.command("collect")
@@ -17,7 +24,7 @@ from lnetgen.cli.common import EXIT_FINDINGS, EXIT_OK, Number, handles_input_err
     "-o",
     "out",
     required=True,
-    type=click.Path(file_okay=False),
+    type=NonEmptyPath(file_okay=False),
     help="directory to write (replaced atomically; only an earlier collect's files are replaced)",
 )
 @click.option(
@@ -45,12 +52,14 @@ from lnetgen.cli.common import EXIT_FINDINGS, EXIT_OK, Number, handles_input_err
 @click.option(
     "--command",
     "export_command",
+    type=TEXT,
     default=None,
     metavar="CMD",
     help="the export command (default: lnetctl export --backup)",
 )
 @click.option(
     "--modprobe-command",
+    type=TEXT,
     default=None,
     metavar="CMD",
     help="the command printing the modprobe options (default: cat /etc/modprobe.d/*lnet*)",

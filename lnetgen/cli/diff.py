@@ -11,6 +11,7 @@ import click
 
 from lnetgen.cli.common import (
     STRATEGY_OPT,
+    NonEmptyPath,
     as_input_error,
     force_option,
     handles_input_errors,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 @click.option(
     "--live",
     "live_path",
+    type=NonEmptyPath(),
     required=True,
     metavar="PATH",
     help="directory of per-host dumps (<host>, <host>.yaml, <host>.conf, ...), one "
