@@ -72,9 +72,6 @@ ARGUMENTS = {
 #: leaving the option out).
 MEANINGFUL: dict[tuple[str, str], str] = {}
 
-#: Commands whose options another change fixes (flip these to plain cases once it is in).
-SEPARATE = {"verify"}
-
 
 def _commands(cmd: click.Command, path: str) -> Iterator[tuple[str, click.Command]]:
     if isinstance(cmd, click.Group):
@@ -107,8 +104,6 @@ def _params() -> list[pytest.param]:  # type: ignore[name-defined]
             marks = []
             if (path, name) in MEANINGFUL:
                 marks.append(pytest.mark.skip(reason=MEANINGFUL[(path, name)]))
-            elif path in SEPARATE:
-                marks.append(pytest.mark.xfail(strict=False, reason="fixed separately"))
             out.append(pytest.param(path, name, marks=marks, id=f"{path} {name}"))
     return out
 

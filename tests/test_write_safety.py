@@ -395,7 +395,8 @@ def test_verify_ping_plan_never_replaces_what_verify_read(tmp_path: Path) -> Non
     _demo_tree(out)
     before = (out / "manifest.json").read_bytes()
     res = CliRunner().invoke(main, ["verify", str(out), "--ping-plan", str(out / "manifest.json")])
-    assert res.exit_code == 2 and "an input of this run" in res.output, res.output
+    assert res.exit_code == 2 and "--ping-plan" in res.output, res.output
+    assert "is inside OUT_DIR" in res.output, res.output
     assert (out / "manifest.json").read_bytes() == before
 
 

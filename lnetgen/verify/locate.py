@@ -3,18 +3,21 @@ section in an lnetctl YAML file, or the ``routes=`` / ``networks=`` / ``forwardi
 of a modprobe file.
 
 The live readers keep the states, not the marks of every entry, so a file is scanned again here
--- only files that have a finding, each once.  The scan reads the layouts ``lnetctl export`` and
-``lnetgen generate`` write; anything it cannot place is located at the file (line 0).
+-- only files that have a finding, each part once, into an index every later finding in the
+file is looked up in (a file with thousands of wrong routes is not read once per route).  The
+scan reads the layouts ``lnetctl export`` and ``lnetgen generate`` write; anything it cannot
+place is located at the file (line 0).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lnetgen import nodes
 from lnetgen.live import LiveParseError
 from lnetgen.live.files import read_bytes
+from lnetgen.verify.textfind import Finder
 
 _KEY = re.compile(r"^(\s*)(?:-\s+)?([A-Za-z_][A-Za-z0-9_ ()]*):\s*(.*?)\s*$")
 
@@ -52,70 +55,117 @@ def _canon_nid(text: str) -> str:
         return text.strip()
 
 
+@dataclass
+class _Index:
+    """What locating reads of one file, each part built on first use and kept: the lines,
+    whether it is a modprobe file, the first line of each top-level key and of each
+    ``name=`` parameter, the ``net type:`` entries and the route entries by net and gateway.
+    Locating a finding is then a look-up, not a scan of the file."""
+
+    lines: list[str]
+    modprobe: bool | None = None
+    sections: dict[str, Place] = field(default_factory=dict)
+    params: dict[str, tuple[int, int, Finder | None]] = field(default_factory=dict)
+    nets: dict[str, Place] | None = None
+    #: net -> (its first entry, gateway -> the first entry to the net through it)
+    routes: dict[str, tuple[_RouteEntry, dict[str, _RouteEntry]]] | None = None
+
+
 class Locator:
-    """Finds places in files, reading each file once; with ``root``, files in that directory,
-    read without following a symbolic link out of it."""
+    """Finds places in files, reading and indexing each file once; with ``root``, files in
+    that directory, read without following a symbolic link out of it."""
 
     def __init__(self, root: str = "") -> None:
-        self._lines: dict[str, list[str]] = {}
+        self._files: dict[str, _Index] = {}
         self._root = root
+
+    def _file(self, file: str) -> _Index:
+        got = self._files.get(file)
+        if got is None:
+            try:
+                lines = read_bytes(file, self._root).decode("utf-8", "replace").split("\n")
+            except (OSError, LiveParseError):
+                lines = []
+            got = self._files[file] = _Index(lines)
+        return got
 
     def lines(self, file: str) -> list[str]:
         """The lines of ``file`` ([] when it cannot be read)."""
-        got = self._lines.get(file)
-        if got is None:
-            try:
-                got = read_bytes(file, self._root).decode("utf-8", "replace").split("\n")
-            except (OSError, LiveParseError):
-                got = []
-            self._lines[file] = got
-        return got
+        return self._file(file).lines
 
     def _modprobe(self, file: str) -> bool:
-        return file.endswith(".conf") or any(
-            ln.lstrip().startswith("options ") for ln in self.lines(file)
-        )
+        ix = self._file(file)
+        if ix.modprobe is None:
+            ix.modprobe = file.endswith(".conf") or any(
+                ln.lstrip().startswith("options ") for ln in ix.lines
+            )
+        return ix.modprobe
 
     def _param(self, file: str, name: str, needle: str = "") -> Place:
-        for n, text in enumerate(self.lines(file), 1):
-            at = text.find(f"{name}=")
-            if at >= 0:
-                hit = text.find(needle, at) if needle else -1
-                return Place(n, (hit if hit >= 0 else at) + 1, f"$.{name}")
-        return Place()
+        ix = self._file(file)
+        got = ix.params.get(name)
+        if got is None:
+            got = (0, 0, None)
+            for n, text in enumerate(ix.lines, 1):
+                at = text.find(f"{name}=")
+                if at >= 0:
+                    got = (n, at, Finder(text))
+                    break
+            ix.params[name] = got
+        n, at, finder = got
+        if finder is None:
+            return Place()
+        hit = finder.find(needle, at) if needle else -1
+        return Place(n, (hit if hit >= 0 else at) + 1, f"$.{name}")
 
     def section(self, file: str, key: str) -> Place:
         """The line of the top-level ``key:`` (``route``, ``net``, ``routing``)."""
         if self._modprobe(file):
             param = {"route": "routes", "net": "networks", "routing": "forwarding"}.get(key, key)
             return self._param(file, param)
-        for n, text in enumerate(self.lines(file), 1):
-            if text.startswith(f"{key}:"):
-                return Place(n, 1, f"$.{key}")
-        return Place()
+        ix = self._file(file)
+        got = ix.sections.get(key)
+        if got is None:
+            got = next(
+                (
+                    Place(n, 1, f"$.{key}")
+                    for n, text in enumerate(ix.lines, 1)
+                    if text.startswith(f"{key}:")
+                ),
+                Place(),
+            )
+            ix.sections[key] = got
+        return got
 
     def net(self, file: str, net: str) -> Place:
         """The ``net type:`` entry of ``net`` (else the ``net:`` section)."""
         if self._modprobe(file):
             return self._param(file, "networks", net)
-        index = -1
-        section = ""
-        for n, text in enumerate(self.lines(file), 1):
-            m = _KEY.match(text)
-            if m is None:
-                continue
-            if not m.group(1) and not text.startswith("-"):
-                section = m.group(2)
-            elif section == "net" and m.group(2) == "net type":
-                index += 1
-                if _canon_net(m.group(3)) == net:
-                    return Place(n, text.index("net type") + 1, f"$.net[{index}]")
-        return self.section(file, "net")
+        ix = self._file(file)
+        if ix.nets is None:
+            ix.nets = {}
+            index = -1
+            section = ""
+            for n, text in enumerate(ix.lines, 1):
+                m = _KEY.match(text)
+                if m is None:
+                    continue
+                if not m.group(1) and not text.startswith("-"):
+                    section = m.group(2)
+                elif section == "net" and m.group(2) == "net type":
+                    index += 1
+                    place = Place(n, text.index("net type") + 1, f"$.net[{index}]")
+                    ix.nets.setdefault(_canon_net(m.group(3)), place)
+        got = ix.nets.get(net)
+        return got if got is not None else self.section(file, "net")
 
-    def _routes(self, file: str) -> list[_RouteEntry]:
+    def _routes(self, ix: _Index) -> dict[str, tuple[_RouteEntry, dict[str, _RouteEntry]]]:
+        """The route entries of the ``route:`` section by net, then by gateway (built once)."""
+        if ix.routes is not None:
+            return ix.routes
         out: list[_RouteEntry] = []
         section = ""
-        for n, text in enumerate(self.lines(file), 1):
+        for n, text in enumerate(ix.lines, 1):
             m = _KEY.match(text)
             if m is None:
                 continue
@@ -134,7 +184,11 @@ class Locator:
             elif key == "gateway":
                 out[-1].gateway = _canon_nid(value)
                 out[-1].gateway_line, out[-1].gateway_col = n, text.index("gateway") + 1
-        return out
+        ix.routes = {}
+        for e in out:
+            _first, by_gateway = ix.routes.setdefault(e.net, (e, {}))
+            by_gateway.setdefault(e.gateway, e)
+        return ix.routes
 
     def route(self, file: str, net: str, gateway: str) -> Place:
         """The route entry to ``net`` through ``gateway`` (its ``gateway:`` line), else the
@@ -142,13 +196,11 @@ class Locator:
         if self._modprobe(file):
             addr = gateway.rpartition("@")[0]
             return self._param(file, "routes", addr or net)
-        first: _RouteEntry | None = None
-        for e in self._routes(file):
-            if e.net != net:
-                continue
-            if e.gateway == gateway:
-                return Place(e.gateway_line, e.gateway_col, f"$.route[{e.index}]")
-            first = first or e
-        if first is not None:
-            return Place(first.line, 1, f"$.route[{first.index}]")
-        return self.section(file, "route")
+        got = self._routes(self._file(file)).get(net)
+        if got is None:
+            return self.section(file, "route")
+        first, by_gateway = got
+        e = by_gateway.get(gateway)
+        if e is not None:
+            return Place(e.gateway_line, e.gateway_col, f"$.route[{e.index}]")
+        return Place(first.line, 1, f"$.route[{first.index}]")

@@ -6,6 +6,8 @@ partners and targets).  Everything is checked for shape here; an unusable manife
 from __future__ import annotations
 
 import os
+import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +15,7 @@ from lnetgen import nodes, strictjson
 from lnetgen.diagnostics import Diagnostic, InputError
 from lnetgen.live import LiveParseError
 from lnetgen.live.files import read_bytes
+from lnetgen.verify.textfind import Finder
 
 #: Formats whose files are per-host LNet configuration, the primary one first.
 LNET_FORMATS = ("lnetctl", "modprobe")
@@ -79,16 +82,30 @@ class Manifest:
     inventory_digest: str = ""
     routers: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
+    _found: dict[tuple[str, ...], int] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _finder: Finder | None = field(default=None, init=False, repr=False, compare=False)
+    _newlines: list[int] | None = field(default=None, init=False, repr=False, compare=False)
+
     def line_of(self, *needles: str) -> int:
         """The line of the first ``needles[-1]`` found after each earlier needle in turn
-        (``line_of('"filesystems"', '"scratch":', nid)``); 0 when one is missing."""
+        (``line_of('"filesystems"', '"scratch":', nid)``); 0 when one is missing.  Each chain
+        of needles is searched once, through one index of the text (``Finder``), so locating
+        a finding does not read the manifest again."""
+        if self._finder is None:
+            self._finder = Finder(self.text)
+            self._newlines = [m.start() for m in re.finditer("\n", self.text)]
         pos = 0
-        for n in needles:
-            found = self.text.find(n, pos)
-            if found < 0:
+        for k in range(1, len(needles) + 1):
+            got = self._found.get(needles[:k])
+            if got is None:
+                got = self._found[needles[:k]] = self._finder.find(needles[k - 1], pos)
+            if got < 0:
                 return 0
-            pos = found
-        return self.text.count("\n", 0, pos) + 1
+            pos = got
+        assert self._newlines is not None
+        return bisect_left(self._newlines, pos) + 1
 
 
 def _bad(path: str, message: str) -> InputError:
