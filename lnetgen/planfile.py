@@ -5,26 +5,26 @@ to the inventory it is applied with.
 ``E-PLAN-VERSION``).  A plan of either format is checked as the inventory is: its names
 against the same definitions (``schemas/plan.schema.json`` holds the site schema's), nets and
 NIDs parsed, integers bounded, node sets counted before they are expanded (at most
-``MAX_CLIENTS`` names), no host or net listed twice, one server route table per storage net,
-and no text with a control character; a hand-edited plan is refused at the JSON path of its
-bad value, and nothing unprintable from it reaches a terminal.  ``stale_plan`` says, when the
-plan's ``inventory_digest`` is not the inventory's, what visibly changed between the two (site
-name, routers, servers, NIDs, clients); a plan that names the digest must have the inventory's
-hosts and fit its torus.
+``MAX_CLIENTS`` names), no host, net or client class listed twice, one server route table per
+storage net, no text with a control character, and its values fitting together as lnetgen
+writes them (``lnetgen.planchecks``: client nets, NIs, route sets, routes); a hand-edited plan
+is refused at the JSON path of its bad value, and nothing unprintable from it reaches a
+terminal.  ``stale_plan`` says, when the plan's ``inventory_digest`` is not the inventory's,
+what visibly changed between the two (site name, routers, servers, NIDs, clients); a plan that
+names the digest must have the inventory's hosts and fit its torus.
 Commands refuse a stale plan (``E-PLAN-STALE``, exit 2) unless told ``--force``.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import os
 import stat
 from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
 
-from lnetgen import inputs, nodes
+from lnetgen import inputs, nodes, strictjson
 from lnetgen.bounded import read_at_most
 from lnetgen.diagnostics import Diagnostic, UsageError, json_path
 from lnetgen.inventory.clients import MAX_CLIENTS
@@ -32,6 +32,9 @@ from lnetgen.inventory.lnet import oversized
 from lnetgen.inventory.messages import clip, show
 from lnetgen.model import Site
 from lnetgen.plan import PLAN_FORMAT_VERSION, READABLE_PLAN_VERSIONS, Plan
+from lnetgen.planchecks import JsonPath, check_meaning
+from lnetgen.planchecks import bad as _bad
+from lnetgen.planchecks import error as _error
 
 #: A plan.json bigger than this is not read (Spider's nearest-neighbor plan: 5.7 MB in format 2,
 #: ~300 MiB in format 1, which listed every class's whole route table).
@@ -39,16 +42,8 @@ MAX_PLAN_BYTES = 1 << 30
 #: How many differences a stale-plan message names.
 MAX_SHOWN = 6
 PLAN_SCHEMA = "plan.schema.json"
-
-JsonPath = tuple[str | int, ...]
-
-
-def _error(path: str, code: str, where: str, message: str) -> UsageError:
-    return UsageError([Diagnostic(path, 0, 0, "error", code, where, message)])
-
-
-def _bad(path: str, where: JsonPath, message: str) -> UsageError:
-    return _error(path, "E-PLAN", json_path(where), f"not a plan lnetgen wrote: {message}")
+#: Schema keywords that bound a value (not its type or spelling).
+_RANGE = frozenset({"const", "enum", "minimum", "maximum"})
 
 
 def read_plan(path: str) -> Plan:
@@ -71,7 +66,7 @@ def read_plan(path: str) -> Plan:
     if len(data) > MAX_PLAN_BYTES:
         raise _error(path, "E-PLAN", "$", f"larger than {MAX_PLAN_BYTES >> 20} MiB")
     try:
-        doc: Any = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
+        doc: Any = strictjson.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise _error(path, "E-PLAN", "$", f"not a plan.json (not JSON: {exc})") from None
     except RecursionError:
@@ -94,24 +89,19 @@ def read_plan(path: str) -> Plan:
     _check_text(path, doc)
     _check_nodesets(path, doc)
     _check_server_routes(path, doc)
-    _check_route_sets(path, doc)
+    check_meaning(path, doc)
     try:
         return Plan.from_dict(doc)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise _error(path, "E-PLAN", "$", f"not a plan.json: bad or missing {exc}") from None
 
 
-def _no_constant(name: str) -> Any:
-    """``NaN``, ``Infinity`` and ``-Infinity`` are Python's extension, not JSON: a plan holding
-    one would be written back as invalid JSON."""
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def _check_unique(path: str, doc: dict[str, Any]) -> None:
-    """No network, router or server is listed twice (as in the inventory).  Checked before the
-    schema, which validates about 2,000 routers a second: a plan listing its routers 20,000
-    times is refused at once, not after minutes."""
-    for key in ("networks", "routers", "servers"):
+    """No network, router, server or client class is listed twice (as in the inventory; a
+    class's name names its output files).  Checked before the schema, which validates about
+    2,000 routers a second: a plan listing its routers 20,000 times is refused at once, not
+    after minutes."""
+    for key in ("networks", "routers", "servers", "client_classes"):
         items = doc.get(key)
         seen: set[str] = set()
         for i, item in enumerate(items if isinstance(items, list) else ()):
@@ -136,6 +126,11 @@ def _check_schema(path: str, doc: Any, version: int) -> None:
     if err is None:
         return
     if err.validator in ("oneOf", "anyOf") and err.context:
+        if "description" in err.schema and all(e.validator in _RANGE for e in err.context):
+            # a number in none of the ranges (a hop count of 0): the field's own words, not
+            # what one of the ranges wanted
+            message = f"{show(err.instance)} is outside {err.schema['description']}"
+            raise _bad(path, tuple(err.absolute_path), message)
         err = jsonschema.exceptions.best_match(err.context)
     if err.validator == "pattern":
         _code, message, _hint = pattern_diag(str(err.validator_value), err.instance, "")
@@ -258,11 +253,19 @@ def _check_text(path: str, doc: dict[str, Any]) -> None:
 
 def _check_nodesets(path: str, doc: dict[str, Any]) -> None:
     """Every client class names ``count`` host names, at most ``MAX_CLIENTS`` in all, counted
-    before they are expanded (as the inventory bounds its node sets)."""
+    before they are expanded (as the inventory bounds its node sets), and no client is in two
+    classes (a client has one route table)."""
     room = MAX_CLIENTS
+    seen: set[str] = set()
     for i, c in enumerate(doc["client_classes"]):
         names = _names(path, c["members"], ("client_classes", i, "members"), room)
         room -= len(names)
+        twice = seen.intersection(names)
+        if twice:
+            where = ("client_classes", i, "members")
+            first = nodes.fold(sorted(twice))
+            raise _bad(path, where, f"{clip(first)} are members of an earlier class too")
+        seen.update(names)
         if len(names) != c["count"]:
             raise _bad(
                 path,
@@ -316,19 +319,6 @@ def _names(path: str, text: str, where: JsonPath, room: int) -> list[str]:
         what = f"{show(bad)} is not safe as a host name" if bad is not None else "empty"
         raise _bad(path, where, f"node set {show(text)}: {what}")
     return names
-
-
-def _check_route_sets(path: str, doc: dict[str, Any]) -> None:
-    """A class of format 2 names route sets the plan has."""
-    sets = len(doc.get("route_sets", ()))
-    for i, c in enumerate(doc["client_classes"]):
-        for j, k in enumerate(c.get("route_sets", ())):
-            if k >= sets:
-                raise _bad(
-                    path,
-                    ("client_classes", i, "route_sets", j),
-                    f"route set {k}, but the plan has {sets}",
-                )
 
 
 def _changed(what: str, old: set[str], new: set[str]) -> list[str]:

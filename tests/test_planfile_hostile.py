@@ -264,21 +264,58 @@ def test_a_net_or_nid_the_inventory_would_not_read_is_refused(
     _refused(_write(tmp_path, solved, _set(*keys, value=None)), where)
 
 
+def _rename(old: str, new: str) -> Callable[[Doc], None]:
+    """Host ``old`` called ``new`` wherever the plan names it (so that the plan still fits
+    together, and only the inventory can tell)."""
+
+    def edit(doc: Doc) -> None:
+        renamed = json.loads(json.dumps(doc).replace(f'"{old}"', f'"{new}"'))
+        doc.clear()
+        doc.update(renamed)
+
+    return edit
+
+
+def _no_routers(doc: Doc) -> None:
+    doc["routers"] = []
+    for net in doc["networks"]:
+        net["routers"] = net["primary_routers"] = []
+
+
+def _readdress(*keys: str | int) -> Callable[[Doc], None]:
+    """The NID at ``keys`` given the address 99 of its subnet, in every list of the host that
+    states it (a server's server-net NID, a router's ``nids``)."""
+
+    def nid(doc: Doc) -> Any:
+        target: Any = doc
+        for k in keys:
+            target = target[k]
+        return target
+
+    def edit(doc: Doc) -> None:
+        addr, _, net = nid(doc).rpartition("@")
+        new_addr = addr.rpartition(".")[0] + ".99"
+        host: Any = doc[keys[0]][keys[1]]
+        renamed = json.loads(json.dumps(host).replace(f'"{addr}@', f'"{new_addr}@'))
+        host.clear()
+        host.update(renamed)
+        assert nid(doc) == f"{new_addr}@{net}"
+
+    return edit
+
+
 @pytest.mark.parametrize(
     ("edit", "where"),
     [
-        (_set("servers", 0, "name", value="zz"), "$.servers[0].name"),
-        (_set("routers", value=[]), "$.routers"),
+        (_rename("mds01", "zz"), "$.servers[0].name"),
+        (_no_routers, "$.routers"),
         (_set("site", value="other"), "$.site"),
         (
             _set("client_classes", 0, "members", value="nid[00002-00097]"),
             "$.client_classes[0].members",
         ),
-        (_set("servers", 0, "nid", value="10.10.2.99@o2ib103"), "$.servers[0].nid"),
-        (
-            _set("routers", 0, "interfaces", 1, "nid", value="10.10.0.99@o2ib100"),
-            "$.routers[0].interfaces",
-        ),
+        (_readdress("servers", 0, "nid"), "$.servers[0].nid"),
+        (_readdress("routers", 0, "interfaces", 1, "nid"), "$.routers[0].interfaces"),
     ],
 )
 def test_a_host_changed_under_the_inventorys_digest_is_refused(
@@ -317,6 +354,23 @@ def test_nan_or_infinity_is_refused(solved: Doc, tmp_path: Path, constant: str) 
     _refused(path, "$", _generate(tmp_path))
     r = run("generate", DEMO, "--out", str(tmp_path / "out"), "--plan", str(path))
     assert f"{constant} is not a JSON number" in r.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_key_given_twice_is_refused(solved: Doc, tmp_path: Path) -> None:
+    """Python's json keeps the last of two equal keys: a plan naming a server's NID twice, the
+    one a reviewer reads first not the one applied, was applied with the second.  A plan is
+    standard JSON, each key once per object."""
+    path = tmp_path / "plan.json"
+    nid = solved["servers"][2]["nid"]
+    text = json.dumps(solved).replace(
+        f'"nid": "{nid}"', f'"nid": "10.10.9.9@o2ib100", "nid": "{nid}"'
+    )
+    assert text.count("10.10.9.9@o2ib100") == 1
+    path.write_text(text, encoding="utf-8")
+    _refused(path, "$", _generate(tmp_path))
+    r = run("generate", DEMO, "--out", str(tmp_path / "out"), "--plan", str(path))
+    assert "key 'nid' appears twice in one object" in r.output
     assert not (tmp_path / "out").exists()
 
 
