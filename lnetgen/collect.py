@@ -139,7 +139,13 @@ class _Spool(Mapping[str, bytes]):
         return len(self._where)
 
     def close(self) -> None:
-        self._file.close()
+        """Free the file.  A write that failed may have left bytes in the file's buffer, which
+        closing tries to write again; that second failure is already in ``error`` (or moot: the
+        output is being dropped), and the descriptor is closed either way."""
+        try:
+            self._file.close()
+        except OSError as exc:
+            self.error = self.error or exc.strerror or str(exc)
 
 
 @dataclass

@@ -281,6 +281,27 @@ def test_a_full_disk_is_an_error_and_frees_the_spool(
     _still_works(tmp_path)
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="uses /dev/full")
+def test_a_short_write_left_in_the_buffer_does_not_fail_the_close(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A host's first lines (``# h01``) are smaller than the file's buffer: the failed flush
+    left them there, and closing the spool raised ``OSError`` a second time, out of
+    ``collect``'s clean-up, instead of the ``E-OUTPUT`` the first failure is reported as."""
+    opened: list[Any] = []
+
+    def full(dir: str) -> Any:
+        opened.append(open("/dev/full", "w+b"))  # noqa: SIM115
+        return opened[-1]
+
+    monkeypatch.setattr(collect_mod.tempfile, "TemporaryFile", full)
+    spool = collect_mod._Spool("/unused")
+    spool.put("h01", [b"# h01\n"])
+    assert spool.error == os.strerror(errno.ENOSPC)
+    spool.close()
+    assert opened[0].closed
+
+
 def test_an_unusable_spool_directory_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="cannot keep the collected output"):
         collect_mod.collect(HOSTS[:1], local=True, spool_dir=str(tmp_path / "missing"))
