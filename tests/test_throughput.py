@@ -339,10 +339,10 @@ def test_workload_subflows_are_counted_before_they_are_laid_out(
     set below the demo's 48 single-stripe ranks, the prediction is an input error."""
     import importlib
 
-    predict_mod = importlib.import_module("lnetgen.throughput.predict")
+    problem_mod = importlib.import_module("lnetgen.throughput.problem")
 
     site, plan, _ix = demo()
-    monkeypatch.setattr(predict_mod, "MAX_SUBFLOWS", 10)
+    monkeypatch.setattr(problem_mod, "MAX_SUBFLOWS", 10)
     with pytest.raises(
         InputError, match=r"64 \(rank, OST, router\) subflows under projection: .* at most 10"
     ):

@@ -15,6 +15,10 @@ again after the move.
   nearest the workload's nodes (``budget`` evaluations in all).  Its bound: the prediction with
   the torus unconstrained -- what no placement can beat, since moving routers changes only
   torus paths.
+
+A move changes the torus paths only: the plan is indexed and the ranks and their resources are
+built once, and each prediction lays out the torus again and solves
+(``lnetgen.throughput.moved``), the same prediction as the moved site's.
 """
 
 from __future__ import annotations
@@ -31,9 +35,8 @@ from lnetgen import topology
 from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.throughput import Prediction, WorkloadSpec, build_ranks, predict
-from lnetgen.traffic import index_plan, input_error
-
-Coords = tuple[int, int, int]
+from lnetgen.throughput.moved import Coords, MovedRouters
+from lnetgen.traffic import input_error
 
 
 @dataclass(frozen=True)
@@ -68,18 +71,6 @@ def _score(p: Prediction) -> tuple[float, float]:
     return (p.aggregate_mb_s or 0.0, p.rank_min_mb_s or 0.0)
 
 
-def _moved(site: Site, plan: Plan, moves: dict[str, Coords]) -> tuple[Site, Plan]:
-    """The site and the plan with the routers in ``moves`` at their new positions (the plan
-    carries router positions for the traffic model)."""
-    routers = tuple(
-        replace(r, coords=moves[r.name]) if r.name in moves else r for r in site.routers
-    )
-    planned = tuple(
-        replace(r, coords=moves[r.name]) if r.name in moves else r for r in plan.routers
-    )
-    return replace(site, routers=routers), replace(plan, routers=planned)
-
-
 def advise_routers(
     site: Site,
     plan: Plan,
@@ -101,14 +92,8 @@ def advise_routers(
             "E-USAGE",
             "no free router slot: list candidate positions in topology.router_slots",
         )
-    evaluated = 0
-
-    def judge(moves: dict[str, Coords]) -> Prediction:
-        nonlocal evaluated
-        evaluated += 1
-        moved_site, moved_plan = _moved(site, plan, moves)
-        return predict(moved_site, moved_plan, spec)
-
+    mover = MovedRouters(site, plan, spec)
+    judge = mover.predict
     before = judge({})
     names = [r.name for r in site.routers]
     total = sum(math.comb(len(names), k) * math.perm(len(free), k) for k in range(1, count + 1))
@@ -124,7 +109,7 @@ def advise_routers(
                         best = (_score(p), moves, p)
     else:
         method = "greedy"
-        ranks = build_ranks(site, plan, index_plan(site, plan), spec)
+        ranks = build_ranks(site, plan, mover.ix, spec)
         chips = np.unique(site.clients.coords[ranks.node].astype(np.int64), axis=0)
         best = _greedy(site, chips, free, count, budget - 1, best, judge)
     coords = {r.name: r.coords for r in site.routers}
@@ -134,7 +119,8 @@ def advise_routers(
         for n, c in sorted(best[1].items(), key=lambda m: index[m[0]])
     )
     unbounded = replace(site, rates=replace(site.rates, torus_link=None))
-    bound = predict(unbounded, plan, spec).aggregate_mb_s
+    # the index does not depend on the rates
+    bound = predict(unbounded, plan, spec, index=replace(mover.ix, site=unbounded, memo={}))
     return RouterAdvice(
         site.name,
         plan.strategy,
@@ -142,12 +128,12 @@ def advise_routers(
         count,
         method,
         len(free),
-        evaluated,
+        mover.predictions,
         chosen,
         tuple(m.edit(index[m.router]) for m in chosen),
         before,
         best[2],
-        bound,
+        bound.aggregate_mb_s,
     )
 
 

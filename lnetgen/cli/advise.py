@@ -185,7 +185,7 @@ def format_routers(a: RouterAdvice) -> list[str]:
 )
 @click.option(
     "--budget",
-    type=click.IntRange(1, 100_000),
+    type=click.IntRange(1, 10_000),
     default=400,
     show_default=True,
     help="predictions the search may make: exact when every placement fits, greedy otherwise",

@@ -33,63 +33,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from lnetgen.model import Site
 from lnetgen.plan import Plan
-from lnetgen.rates import Rates
+from lnetgen.throughput.classes import merged, rank_classes
 from lnetgen.throughput.fabric import FabricRoutes
-from lnetgen.throughput.links import (
-    dragonfly_links,
-    fabric_links,
-    leaf_uplinks,
-    port_caps,
-    spine_links,
-    uplink_caps,
-)
-from lnetgen.throughput.share import FULL, Problem, Shares, Torus, completion, max_min
-from lnetgen.throughput.workload import (
-    MAX_SUBFLOWS,
-    Ranks,
-    WorkloadSpec,
-    build_ranks,
-    with_background,
-)
+from lnetgen.throughput.fill import FULL
+from lnetgen.throughput.problem import KINDS, _Built
+from lnetgen.throughput.problem import build as _build
+from lnetgen.throughput.share import Problem, Shares, completion, max_min
+from lnetgen.throughput.workload import WorkloadSpec, build_ranks, with_background
 from lnetgen.traffic import IntArray, PlanIndex, index_plan
-from lnetgen.traffic.routes import failed_mask, resolve_failures, shares
-from lnetgen.traffic.rows import evaluate
 from lnetgen.traffic.settings import FloatArray, rounded
-
-#: Resource kinds, in the order ids are numbered.
-KINDS = (
-    "injection",
-    "fabric link",
-    "local link",
-    "global link",
-    "router",
-    "router port",
-    "leaf uplinks",
-    "leaf downlinks",
-    "spine link",
-    "server port",
-    "oss",
-    "ost",
-)
-#: The ``Rates`` field behind each kind (uplinks: per link, times the leaf's uplink count).
-RATE_OF = {
-    "injection": "injection",
-    "fabric link": "fabric_link",
-    "local link": "local_link",
-    "global link": "global_link",
-    "router": "router",
-    "router port": "ib_link",
-    "leaf uplinks": "uplink",
-    "leaf downlinks": "uplink",
-    "spine link": "uplink",
-    "server port": "ib_link",
-    "oss": "oss",
-    "ost": "ost",
-}
 
 
 @dataclass(frozen=True)
@@ -146,167 +101,6 @@ class Prediction:
     background_nodes: int = 0
 
 
-@dataclass(frozen=True, eq=False)
-class _Built:
-    problem: Problem
-    names: tuple[tuple[str, str], ...]  # per resource: (kind, name)
-    unknown: frozenset[str]  # kinds of which a resource crossed has no known rate
-
-
-def _build(
-    site: Site,
-    ix: PlanIndex,
-    ranks: Ranks,
-    fail: Sequence[str],
-    fabric_routes: FabricRoutes | None = None,
-    storage_routes: FabricRoutes | None = None,
-    njob: int | None = None,
-) -> _Built:
-    """The problem: every resource the subflows cross.  ``njob``: the job's ranks come first,
-    the rest are other jobs' (``unknown`` notes only what the job's ranks cross)."""
-    rates: Rates = site.rates
-    op = ranks.spec.op
-    mask = failed_mask(ix, resolve_failures(ix.plan, fail) if fail else ())
-    R, S = len(ix.routers), len(ix.servers)
-    nnet, ncnet = len(ix.nets), len(ix.client_nets)
-    client, server = ix.sides()
-    p_rank, p_ost, p_w = ranks.pair_rank, ranks.pair_ost, ranks.pair_w
-    if rates.ost is None:  # OSTs limit nothing: one pair per (rank, server) is enough
-        key = p_rank * S + ranks.ost_server[p_ost]
-        ukey, inv = np.unique(key, return_inverse=True)
-        p_w = np.bincount(inv, weights=p_w, minlength=len(ukey)).astype(np.float64)
-        p_rank, p_srv, p_ost = ukey // S, ukey % S, np.full(len(ukey), -1, dtype=np.int64)
-    else:
-        p_srv = ranks.ost_server[p_ost]
-    p_node = ranks.node[p_rank]
-    # expand the pairs over the routers that carry them
-    if op == "write":
-        sh = shares(client, evaluate(client.rows, client.nkeys, mask))
-        cls = ix.client_class[p_node]
-        keys = np.maximum(cls, 0) * nnet + ix.server_net[p_srv]
-    else:
-        sh = shares(server, evaluate(server.rows, server.nkeys, mask))
-        grp = ix.server_group[p_srv]
-        kn = ix.client_cnet[p_node]
-        keys = np.maximum(grp, 0) * ncnet + np.maximum(kn, 0)
-    nsub = int((sh.first[keys + 1] - sh.first[keys]).sum())
-    if nsub > MAX_SUBFLOWS:  # counted before they are laid out
-        raise ranks.spec.error(
-            "ranks",
-            f"{nsub:,} (rank, OST, router) subflows under {ix.plan.strategy}: lnetgen models "
-            f"at most {MAX_SUBFLOWS:,}",
-        )
-    owner, row = sh.rows_of(keys)
-    keep = cls[owner] >= 0 if op == "write" else (grp[owner] >= 0) & (kn[owner] >= 0)
-    owner, row = owner[keep], row[keep]
-    sub_router = sh.router[row]
-    sub_w = p_w[owner] * sh.share[row]
-    sub_rank = p_rank[owner]
-    sub_srv = p_srv[owner]
-
-    names: list[tuple[str, str]] = []
-    caps: list[float] = []
-    rows: list[IntArray] = []
-    cols: list[IntArray] = []
-    vals: list[FloatArray] = []
-    unknown: set[str] = set()
-
-    def add(
-        kind: str,
-        labels: Sequence[str],
-        cap_each: FloatArray,
-        ids: IntArray,
-        subs: IntArray | None = None,
-    ) -> None:
-        """Resources ``labels`` of ``kind``; subflow s crosses ``ids[s]`` (-1: none), or
-        with ``subs`` subflow ``subs[i]`` crosses ``ids[i]``.  A resource whose rate is unknown
-        limits nothing, and its kind is noted."""
-        on = ids >= 0
-        if not on.any():
-            return
-        which = subs[on] if subs is not None else np.nonzero(on)[0]
-        mine = ids[on][sub_rank[which] < (njob if njob is not None else len(ranks.node))]
-        if not np.isfinite(cap_each[np.unique(mine)]).all():
-            unknown.add(kind)  # some resource the job crosses has no known rate
-        if not np.isfinite(cap_each).any():
-            return
-        base = len(names)
-        names.extend((kind, lab) for lab in labels)
-        caps.extend(cap_each.tolist())
-        rows.append(ids[on] + base)
-        cols.append(sub_rank[which])
-        vals.append(sub_w[which])
-
-    def rate(kind: str) -> float:
-        r = rates.get(RATE_OF[kind])
-        return r.mb_s if r is not None else np.inf
-
-    def uplink_rate(switch: str) -> float:
-        r = site.switch_rate("uplink", switch)
-        return r.mb_s if r is not None else np.inf
-
-    nodes, node_ix = np.unique(ranks.node, return_inverse=True)
-    names_of = ix.site.clients.names
-    add(
-        "injection",
-        [names_of[i] for i in nodes.tolist()],
-        np.full(len(nodes), rate("injection")),
-        node_ix[sub_rank],
-    )
-    if fabric_routes is not None and site.torus is None:
-        fabric_links(ix, ranks, op, fabric_routes, sub_rank, sub_router, add, rate("fabric link"))
-    if site.dragonfly is not None and site.clients.switch is not None:
-        dragonfly_links(ix, ranks, op, sub_rank, sub_router, add, rate)
-    add("router", list(ix.routers), np.full(R, rate("router")), sub_router)
-    add("router port", list(ix.routers), port_caps(site, ix.routers), sub_router)
-    leaves = sorted(set(ix.router_leaf) | set(ix.server_leaf))
-    leaf_id = {lab: k for k, lab in enumerate(leaves)}
-    ucap = uplink_caps(site, leaves)
-    has_up = np.asarray([leaf_uplinks(site, lab) > 0 for lab in leaves], dtype=bool)
-    r_leaf = np.asarray([leaf_id[lab] for lab in ix.router_leaf], dtype=np.int64)[sub_router]
-    s_leaf = np.asarray([leaf_id[lab] for lab in ix.server_leaf], dtype=np.int64)[sub_srv]
-    cross = r_leaf != s_leaf
-    if storage_routes is not None:
-        # crossings OpenSM routes inside one switch take their own spine links instead
-        cross &= ~spine_links(ix, op, storage_routes, sub_router, sub_srv, add, uplink_rate)
-    up_leaf = r_leaf if op == "write" else s_leaf
-    down_leaf = s_leaf if op == "write" else r_leaf
-    # a leaf without uplinks (a TOR): the crossing goes through a core lnetgen does not know
-    add("leaf uplinks", leaves, ucap, np.where(cross & has_up[up_leaf], up_leaf, -1))
-    add("leaf downlinks", leaves, ucap, np.where(cross & has_up[down_leaf], down_leaf, -1))
-    add("server port", list(ix.servers), port_caps(site, ix.servers), sub_srv)
-    add("oss", list(ix.servers), np.full(S, rate("oss")), sub_srv)
-    if rates.ost is not None:
-        add("ost", list(ranks.ost_label), np.full(len(ranks.ost_label), rate("ost")), p_ost[owner])
-    else:
-        unknown.add("ost")
-
-    nres = len(names)
-    use = sp.csr_matrix(
-        (
-            np.concatenate(vals) if vals else np.zeros(0),
-            (
-                np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64),
-                np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64),
-            ),
-        ),
-        shape=(nres, len(ranks.node)),
-    )
-    use.sum_duplicates()
-    torus: Torus | None = None
-    t = site.torus
-    if t is not None and rates.torus_link is not None and ix.router_coords is not None:
-        link_cap = np.empty((*t.dims, 6))
-        for k, r in enumerate(rates.torus_link):
-            link_cap[..., k] = r.mb_s
-        c_chip = site.clients.coords[ranks.node[sub_rank]].astype(np.int64)
-        r_chip = ix.router_coords[sub_router].astype(np.int64)
-        src, dst = (c_chip, r_chip) if op == "write" else (r_chip, c_chip)
-        torus = Torus.build(t.dims, t.routing, sub_rank, src, dst, sub_w, link_cap)
-    problem = Problem(len(ranks.node), use, np.asarray(caps, dtype=np.float64), torus)
-    return _Built(problem, tuple(names), frozenset(unknown))
-
-
 def predict(
     site: Site,
     plan: Plan,
@@ -327,11 +121,51 @@ def predict(
     ``storage_routes``: the storage fabric's router <-> server routes, whose spine links then
     replace the pooled leaf uplinks inside each switch."""
     ix = index or index_plan(site, plan)
+    built, njob, nodes = prepare(site, plan, ix, spec, fail, fabric_routes, storage_routes)
+    routed = _routes_note(fabric_routes, storage_routes)
+    return solved(site, plan, spec, built, njob, nodes, arbitration, routed)
+
+
+def prepare(
+    site: Site,
+    plan: Plan,
+    ix: PlanIndex,
+    spec: WorkloadSpec,
+    fail: Sequence[str] = (),
+    fabric_routes: FabricRoutes | None = None,
+    storage_routes: FabricRoutes | None = None,
+    keep_subflows: bool = False,
+) -> tuple[_Built, int, int]:
+    """The problem of ``spec`` (its columns the classes of ranks with the same path, when two
+    ranks have one), how many of its columns are the job's, and the job's nodes."""
     ranks, njob = with_background(site, spec, build_ranks(site, plan, ix, spec))
-    job = np.arange(len(ranks.node)) < njob  # the rest: other jobs' endless streams
     nodes = len(np.unique(ranks.node[:njob]))
-    built = _build(site, ix, ranks, fail, fabric_routes, storage_routes, njob)
+    cl = rank_classes(ranks, njob)
+    if cl is not None:
+        ranks, njob = merged(ranks, cl), int(np.searchsorted(cl.first, njob))
+    built = _build(site, ix, ranks, fail, fabric_routes, storage_routes, njob, keep_subflows, cl)
+    return built, njob, nodes
+
+
+def solved(
+    site: Site,
+    plan: Plan,
+    spec: WorkloadSpec,
+    built: _Built,
+    njob: int,
+    nodes: int,
+    arbitration: str = "fair",
+    routed: str = "",
+    bounds: dict[str, float] | None = None,
+) -> Prediction:
+    """The prediction of a built problem whose first ``njob`` ranks (classes) are the job's,
+    on ``nodes`` nodes (:func:`predict`); ``bounds``: :func:`_bounds` when the caller has them
+    (they do not depend on the torus)."""
     p = built.problem
+    job = np.arange(p.nranks) < njob  # the rest: other jobs' endless streams
+    cl = built.classes
+    count = np.ones(p.nranks, dtype=np.int64) if cl is None else cl.count
+    ranks, others = int(count[:njob].sum()), int(count[njob:].sum())
     weight = None
     if arbitration == "age" and p.torus is not None:
         weight = np.exp2(-p.torus.rank_hops(p.nranks))
@@ -342,26 +176,28 @@ def predict(
     unknown = tuple(k for k in KINDS if k in built.unknown)
     if site.torus is not None and site.rates.torus_link is None:
         unknown = ("torus link", *unknown)
-    bounds = _bounds(p, built, njob)
-    routed = _routes_note(fabric_routes, storage_routes)
+    bounds = _bounds(p, built, njob) if bounds is None else bounds
     if not served.any() or not bounded[served].all():
         return Prediction(
-            site.name, plan.strategy, spec.label(), spec.op, njob, nodes,
+            site.name, plan.strategy, spec.label(), spec.op, ranks, nodes,
             None, None, None, None, None, None, None, bounds, unknown, torus_note,
             arbitration="age" if weight is not None else "fair",
-            opensm=routed, background_nodes=p.nranks - njob,
+            opensm=routed, background_nodes=others,
         )  # fmt: skip
-    rate = sh.rate[served]
-    done = completion(p, weight=weight, start=sh, endless=~job)[served]
+    done = completion(p, weight=weight, start=sh, endless=~job)
+    rate = sh.rate
+    if cl is not None:  # per rank, as each rank of a class gets it
+        rate, done, served = rate[cl.of], done[cl.of], served[cl.of]
+    rate, done = rate[served], done[served]
     aggregate = float(rate.size / done.max())
-    slow = int(np.argmin(sh.rate + np.where(served, 0, np.inf)))
-    neck = _bottleneck(p, built, sh, njob, slow, weight is None)
+    slow = int(np.argmin(sh.rate + np.where(p.served & job, 0, np.inf)))
+    neck = _bottleneck(p, built, sh, njob, slow, weight is None, count)
     return Prediction(
         site=site.name,
         strategy=plan.strategy,
         workload=spec.label(),
         op=spec.op,
-        ranks=njob,
+        ranks=ranks,
         nodes=nodes,
         aggregate_mb_s=rounded(aggregate),
         steady_mb_s=rounded(rate.sum()),
@@ -375,7 +211,7 @@ def predict(
         torus=torus_note,
         arbitration="age" if weight is not None else "fair",
         opensm=routed,
-        background_nodes=p.nranks - njob,
+        background_nodes=others,
     )
 
 
@@ -421,10 +257,16 @@ def _bounds(p: Problem, built: _Built, njob: int) -> dict[str, float]:
 
 
 def _bottleneck(
-    p: Problem, built: _Built, sh: Shares, njob: int, slow: int, fair: bool
+    p: Problem,
+    built: _Built,
+    sh: Shares,
+    njob: int,
+    slow: int,
+    fair: bool,
+    count: IntArray | None = None,
 ) -> Bottleneck:
     """The resource that froze the slowest rank, with how many of the job's ranks (the first
-    ``njob``) that same resource froze.
+    ``njob``, each ``count`` ranks) that same resource froze.
 
     A torus link: in a fair filling every rank still grows when the slowest one stops, so the
     links that stopped it are those of its paths full at every rank's rate capped at its own
@@ -435,6 +277,7 @@ def _bottleneck(
     ranks that cross it (another full link of theirs may hold some of them as well)."""
     frozen_by = sh.frozen_by[:njob]
     by = int(frozen_by[slow])
+    count = np.ones(p.nranks, dtype=np.int64) if count is None else count
     if by == -2 and sh.link_load is not None and p.torus is not None:
         from lnetgen.topology import DIRECTIONS
 
@@ -458,8 +301,8 @@ def _bottleneck(
             name,
             rounded(sh.link_load[where]),
             rounded(t.cap[where]),
-            int(held.sum()),
+            int(count[:njob][held].sum()),
         )
     kind, name = built.names[by]
-    held_by = int((frozen_by == by).sum())
+    held_by = int(count[:njob][frozen_by == by].sum())
     return Bottleneck(kind, name, rounded(sh.load[by]), rounded(p.cap[by]), held_by)

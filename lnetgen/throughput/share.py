@@ -23,19 +23,20 @@ fraction) and returns the finishing time of every rank.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
 
 from lnetgen import topology
+from lnetgen.throughput.fill import FULL, MIN_CUT, Layout, Links, columns, fill
 from lnetgen.traffic.settings import BoolArray, FloatArray, IntArray
 
-#: Two capacities within this fraction of full count as full (float noise of the sums).
-FULL = 1e-9
 #: The torus paths are laid out as a sparse link x pair matrix when they hold at most this many
-#: (link, pair) entries (8 bytes + 4 bytes each); above, every load is laid out from the runs.
+#: (link, pair) entries (8 bytes + 4 bytes each, and 4 more indexed by link for a filling);
+#: above, every load is laid out from the runs.
 MAX_INCIDENCE = 4_000_000
 
 
@@ -75,27 +76,75 @@ class Torus:
         chips = dims[0] * dims[1] * dims[2]
         flat_s = np.ravel_multi_index(src.T, dims).astype(np.int64)
         flat_d = np.ravel_multi_index(dst.T, dims).astype(np.int64)
-        pair_key = flat_s * chips + flat_d
+        key = np.asarray(flat_s * chips + flat_d, dtype=np.int64)
+        return cls.of_pairs(dims, routing, rank, key, w, cap)
+
+    @classmethod
+    def of_pairs(
+        cls,
+        dims: tuple[int, int, int],
+        routing: str,
+        rank: IntArray,
+        pair_key: IntArray,
+        w: FloatArray,
+        cap: FloatArray,
+    ) -> Torus:
+        """:meth:`build` from each row's chip pair as ``src * chips + dst`` (flat chip
+        indices): a row's three coordinates twice are not laid out (bounded memory)."""
         keys, pair = np.unique(pair_key, return_inverse=True)
-        entry_key = rank.astype(np.int64) * len(keys) + pair
+        entry_key = rank.astype(np.int64) * len(keys) + pair.reshape(-1)
+        del pair
         ekeys, inv = np.unique(entry_key, return_inverse=True)
-        ew = np.bincount(inv, weights=w, minlength=len(ekeys))
+        del entry_key
+        ew = np.bincount(inv.reshape(-1), weights=w, minlength=len(ekeys)).astype(np.float64)
+        del inv
+        return cls._of(dims, routing, keys, ekeys // len(keys), ekeys % len(keys), ew, cap)
+
+    @classmethod
+    def of_entries(
+        cls,
+        dims: tuple[int, int, int],
+        routing: str,
+        rank: IntArray,
+        pair_key: IntArray,
+        w: FloatArray,
+        cap: FloatArray,
+    ) -> Torus:
+        """From one entry per (rank, chip pair), by rank and then pair key (``of_pairs`` with
+        the rows of an entry merged already)."""
+        keys = np.unique(pair_key)
+        pair = np.searchsorted(keys, pair_key).astype(np.int64)
+        return cls._of(dims, routing, keys, rank, pair, w, cap)
+
+    @classmethod
+    def _of(
+        cls,
+        dims: tuple[int, int, int],
+        routing: str,
+        keys: IntArray,
+        rank: IntArray,
+        pair: IntArray,
+        w: FloatArray,
+        cap: FloatArray,
+    ) -> Torus:
+        chips = dims[0] * dims[1] * dims[2]
         ps = np.stack(np.unravel_index(keys // chips, dims), axis=1)
         pd = np.stack(np.unravel_index(keys % chips, dims), axis=1)
         return cls(
             dims,
             topology.runs(ps, pd, dims, routing),
-            (ekeys // len(keys)).astype(np.int64),
-            (ekeys % len(keys)).astype(np.int64),
-            ew.astype(np.float64),
+            rank.astype(np.int64),
+            pair.astype(np.int64),
+            np.asarray(w, dtype=np.float64),
             cap,
             topology.flow_hops(ps, pd, dims) if len(ps) else np.zeros(0, dtype=np.int64),
         )
 
     @cached_property
-    def incidence(self) -> sp.csr_matrix | None:
-        """The distinct pairs' paths as a (directed link x pair) 0/1 matrix, so that a load is
-        one sparse product instead of a pass over the whole torus per axis and direction (the
+    def incidence(self) -> tuple[IntArray, sp.csc_matrix] | None:
+        """The distinct pairs' paths as a 0/1 matrix of the links some path crosses (their
+        flat indices into (X, Y, Z, 6), ascending) x pairs, by pair, so that a load is one
+        sparse product instead of a pass over the whole torus per axis and direction (the
         max-min loop lays loads out dozens of times per round); None when it would hold more
         than :data:`MAX_INCIDENCE` entries (bounded memory: the runs do it then)."""
         lengths = [_run_lengths(g) for g in self.runs.segments]
@@ -112,40 +161,54 @@ class Torus:
             link = np.ravel_multi_index((at[0], at[1], at[2]), self.dims) * 6 + g.direction
             rows.append(link.astype(np.int64))
             cols.append(np.repeat(g.sel, h))
-        nlinks = self.dims[0] * self.dims[1] * self.dims[2] * 6
         r = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
         c = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
-        m = sp.csr_matrix(
-            (np.ones(len(r)), (r, c)), shape=(nlinks, self.runs.nflows), dtype=np.float64
+        crossed = np.bincount(r, minlength=self.dims[0] * self.dims[1] * self.dims[2] * 6) > 0
+        used = np.nonzero(crossed)[0]
+        m = sp.csc_matrix(
+            (np.ones(len(r)), ((np.cumsum(crossed) - 1)[r], c)),
+            shape=(len(used), self.runs.nflows),
+            dtype=np.float64,
         )
         m.sum_duplicates()
-        return m
+        return used.astype(np.int64), m
+
+    @cached_property
+    def links(self) -> Links:
+        """What a filling lays loads on (``lnetgen.throughput.fill``)."""
+        inc = self.incidence
+        cap = self.cap.reshape(-1)
+        if inc is None:
+            return Links(cap, None, self.runs, self.dims)
+        return Links(cap[inc[0]], inc[1], None, self.dims)
+
+    def _laid(self, per_pair: FloatArray) -> FloatArray:
+        """Per link (X, Y, Z, 6), the sum of ``per_pair`` over the pairs crossing it."""
+        inc = self.incidence
+        if inc is None:
+            return topology.runs_loads(self.runs, per_pair)
+        out = np.zeros(self.dims[0] * self.dims[1] * self.dims[2] * 6)
+        out[inc[0]] = inc[1] @ per_pair
+        return out.reshape((*self.dims, 6))
 
     def path_counts(self) -> FloatArray:
         """Per link, how many (rank, router) paths cross it, whatever share each carries."""
-        per_pair = np.bincount(self.pair, minlength=self.runs.nflows).astype(np.float64)
-        m = self.incidence
-        if m is None:
-            return topology.runs_loads(self.runs, per_pair)
-        return np.asarray(m @ per_pair, dtype=np.float64).reshape((*self.dims, 6))
+        return self._laid(np.bincount(self.pair, minlength=self.runs.nflows).astype(np.float64))
 
     def loads(self, rate: FloatArray) -> FloatArray:
         """Per link, what ranks at ``rate`` put on it."""
         per_pair = np.bincount(
             self.pair, weights=self.w * rate[self.rank], minlength=self.runs.nflows
         ).astype(np.float64)
-        m = self.incidence
-        if m is None:
-            return topology.runs_loads(self.runs, per_pair)
-        return np.asarray(m @ per_pair, dtype=np.float64).reshape((*self.dims, 6))
+        return self._laid(per_pair)
 
     def ranks_on(self, links: FloatArray, nranks: int) -> BoolArray:
         """Per rank: whether one of its paths crosses a link where ``links`` > 0."""
-        m = self.incidence
-        if m is None:
+        inc = self.incidence
+        if inc is None:
             hit = topology.runs_sums(self.runs, links) > 0
         else:
-            hit = np.asarray(m.T @ links.reshape(-1)).reshape(-1) > 0
+            hit = np.asarray(inc[1].T @ links.reshape(-1)[inc[0]]).reshape(-1) > 0
         out = np.zeros(nranks, dtype=bool)
         out[self.rank[hit[self.pair]]] = True
         return out
@@ -161,18 +224,44 @@ class Problem:
     """
 
     nranks: int
-    use: sp.csr_matrix
+    use: sp.csr_matrix | sp.csc_matrix
     cap: FloatArray
     torus: Torus | None = None
 
     @cached_property
-    def by_rank(self) -> tuple[IntArray, IntArray]:
-        """The resources each rank crosses: (rank, resource) of every entry of ``use``, by rank
-        and then resource, for finding each rank's first full resource quickly."""
-        t = self.use.T.tocsr()
-        t.sort_indices()
-        rows = np.repeat(np.arange(self.nranks, dtype=np.int64), np.diff(t.indptr))
-        return rows, t.indices.astype(np.int64)
+    def by_rank(self) -> sp.csc_matrix:
+        """``use`` by rank: the resources each rank crosses in order, for finding each rank's
+        first full resource quickly (``use`` itself when it is by rank already)."""
+        t = self.use if isinstance(self.use, sp.csc_matrix) else self.use.tocsc()
+        t.sum_duplicates()
+        return t
+
+    @cached_property
+    def layout(self) -> Layout:
+        """The entries indexed for filling (``fill.Layout``)."""
+        tor = self.torus
+        if tor is None:
+            empty = np.zeros(0, dtype=np.int64)
+            return Layout.of(self.by_rank, empty, empty, np.zeros(0), 0, None)
+        return Layout.of(self.by_rank, tor.rank, tor.pair, tor.w, tor.runs.nflows, tor.links)
+
+    def restrict(self, ranks: IntArray) -> Problem:
+        """The problem of ``ranks`` (ascending) only, renumbered in order: a filling of some
+        of them gives them the same rates here."""
+        keep = np.zeros(self.nranks, dtype=bool)
+        keep[ranks] = True
+        use = columns(self.by_rank, ranks)
+        tor = self.torus
+        if tor is not None:
+            on = keep[tor.rank]
+            sub = replace(
+                tor, rank=(np.cumsum(keep) - 1)[tor.rank[on]], pair=tor.pair[on], w=tor.w[on]
+            )
+            for cached in ("incidence", "links"):  # of the paths, which are the same
+                if cached in tor.__dict__:
+                    sub.__dict__[cached] = tor.__dict__[cached]
+            tor = sub
+        return Problem(len(ranks), use, self.cap, tor)
 
     @property
     def served(self) -> BoolArray:
@@ -193,6 +282,32 @@ class Shares:
     frozen_by: IntArray
     load: FloatArray
     link_load: FloatArray | None
+
+
+def stack_rows(blocks: Sequence[sp.csc_matrix], n: int) -> sp.csc_matrix:
+    """The matrices ``blocks`` (each rows x ``n``, canonical) one under the other, by column,
+    without the coordinate lists a general stacking lays out (bounded memory)."""
+    per_column = np.zeros(n, dtype=np.int64)
+    for b in blocks:
+        per_column += np.diff(b.indptr)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(per_column, out=indptr[1:])
+    nnz = int(indptr[-1])
+    data = np.empty(nnz)
+    nrows = sum(b.shape[0] for b in blocks)
+    indices = np.empty(nnz, dtype=np.int32 if nrows < 2**31 else np.int64)
+    at = indptr[:-1].copy()  # where each column's next entries go
+    base = 0
+    for b in blocks:
+        c = np.diff(b.indptr)
+        dest = np.repeat(at - b.indptr[:-1], c) + np.arange(b.nnz, dtype=np.int64)
+        data[dest] = b.data
+        indices[dest] = b.indices + base
+        at += c
+        base += b.shape[0]
+    out = sp.csc_matrix((data, indices, indptr), shape=(nrows, n))
+    out.has_sorted_indices = True
+    return out
 
 
 def _run_lengths(g: topology.Segment) -> IntArray:
@@ -263,60 +378,11 @@ def _on_full_link(p: Problem, s: Shares) -> BoolArray:
 
 def _fill(p: Problem, alive: BoolArray | None, weight: FloatArray | None) -> Shares:
     """Progressive filling: unfrozen rank ``k`` grows at ``weight[k]`` (default 1) times the
-    common pace until a resource or torus link it crosses is full."""
+    common pace until a resource or torus link it crosses is full (``fill.fill``)."""
     n = p.nranks
     live: BoolArray = np.ones(n, dtype=bool) if alive is None else alive.copy()
-    rate = np.zeros(n)
-    frozen_by = np.full(n, -1, dtype=np.int64)
-    load = np.zeros(len(p.cap))
     tor = p.torus
-    link = np.zeros((*tor.dims, 6)) if tor is not None else None
-    entry_rank, entry_res = p.by_rank
-    active = live.copy()
-    while active.any():
-        grow = np.asarray(active * (weight if weight is not None else 1.0), dtype=np.float64)
-        d_load = np.asarray(p.use @ grow).reshape(-1)
-        d_link = tor.loads(grow) if tor is not None else None
-        if d_link is not None and d_link.size:
-            # the difference-array layout leaves ~1e-16 residues on idle links: not load
-            d_link = np.where(d_link > 1e-12 * float(d_link.max()), d_link, 0.0)
-        lroom = None
-        with np.errstate(divide="ignore", invalid="ignore"):
-            room = np.where(d_load > 0, (p.cap - load) / d_load, np.inf)
-            step = float(room.min()) if len(room) else np.inf
-            if tor is not None and d_link is not None and link is not None:
-                lroom = np.where(d_link > 0, (tor.cap - link) / d_link, np.inf)
-                step = min(step, float(lroom.min()))
-        # the constraint(s) that set the step are full, whatever float noise says
-        tight = step + 1e-12 * abs(step)
-        if not np.isfinite(step):
-            rate[active] = np.inf  # nothing known limits the rest
-            break
-        step = max(step, 0.0)
-        rate[active] += step * grow[active]
-        load += step * d_load
-        full = (d_load > 0) & (load >= p.cap * (1 - FULL))
-        full |= room <= tight
-        # per rank: the first (lowest-numbered) full resource it crosses
-        on_full = np.nonzero(full[entry_res])[0]
-        first = np.full(n, -1, dtype=np.int64)
-        ranks, at = np.unique(entry_rank[on_full], return_index=True)
-        first[ranks] = entry_res[on_full[at]]
-        hit = first >= 0
-        if tor is not None and d_link is not None and link is not None:
-            link += step * d_link
-            lfull = (d_link > 0) & (link >= tor.cap * (1 - FULL))
-            if lroom is not None:
-                lfull |= lroom <= tight
-            if lfull.any():
-                on = tor.ranks_on(lfull.astype(np.float64), n)
-                first = np.where(~hit & on, -2, first)
-                hit |= on
-        stop = hit & active
-        if not stop.any():
-            break
-        frozen_by[stop] = first[stop]
-        active &= ~stop
+    rate, frozen_by = fill(p.layout, p.cap, tor.links if tor is not None else None, live, weight)
     rate[~live] = 0.0
     finite = np.where(np.isfinite(rate), rate, 0.0)
     final_load = np.asarray(p.use @ finite).reshape(-1)
@@ -348,11 +414,19 @@ def completion(
     done_at = np.where(forever, np.inf, 0.0)
     alive = np.ones(n, dtype=bool)
     now = 0.0
+    sub, ids = p, np.arange(n, dtype=np.int64)  # the ranks still alive, and some finished
     for _ in range(max_rounds):
         if not (alive & ~forever).any():
             return done_at
-        sh = start if start is not None and alive.all() else max_min(p, alive, weight)
-        r = sh.rate
+        if start is not None and alive.all():
+            r = start.rate
+        else:
+            if len(ids) >= MIN_CUT and 2 * int(alive.sum()) <= len(ids):
+                ids = np.nonzero(alive)[0]  # the finished ranks add nothing: left out
+                sub = p.restrict(ids)
+            w = None if weight is None else weight[ids]
+            r = np.zeros(n)
+            r[ids] = max_min(sub, alive[ids], w).rate
         alive &= np.isfinite(r) | forever  # no known limit: done at once
         if not (alive & ~forever).any():
             return done_at
@@ -370,6 +444,7 @@ def completion(
         alive &= ~finish
     rest = alive & ~forever
     if rest.any():
-        sh = max_min(p, alive, weight)
-        done_at[rest] = now + left[rest] / np.maximum(sh.rate[rest], 1e-300)
+        r = np.zeros(n)
+        r[ids] = max_min(sub, alive[ids], None if weight is None else weight[ids]).rate
+        done_at[rest] = now + left[rest] / np.maximum(r[rest], 1e-300)
     return done_at

@@ -95,8 +95,8 @@ _INT_MAX = {"background": 100}
 MAX_OSTS = 100_000
 #: The most (rank, OST) pairs a workload may make, and (rank, OST, router) subflows a
 #: prediction may lay out, both counted before they are built: bounded memory.  Blue Waters'
-#: ten shared files, the largest case of the papers, make 3.3 million pairs and 13 million
-#: subflows and peak at about 1.2 GB.
+#: ten shared files (3.3 million pairs, 13 million subflows) peak at about 570 MB; four
+#: million ranks, a thousand to a node, at 1.1 GB (Spider) to 1.4 GB (Blue Waters).
 MAX_PAIRS = 4_000_000
 MAX_SUBFLOWS = 16_000_000
 #: Keys whose value may hold commas: inline, only as the last key (``osts=0-11,24-35``).
