@@ -18,13 +18,14 @@ Commands refuse a stale plan (``E-PLAN-STALE``, exit 2) unless told ``--force``.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import stat
 from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
 
-from lnetgen import inputs, nodes, strictjson
+from lnetgen import inputs, jsonloc, nodes, strictjson
 from lnetgen.bounded import read_at_most
 from lnetgen.diagnostics import Diagnostic, UsageError, json_path
 from lnetgen.inventory.clients import MAX_CLIENTS
@@ -49,7 +50,43 @@ _RANGE = frozenset({"const", "enum", "minimum", "maximum"})
 def read_plan(path: str) -> Plan:
     """The plan in ``path``; raises ``UsageError`` when it cannot be read, is not a plan or has
     a ``format_version`` this lnetgen cannot read (it reads 1, whose classes list their whole
-    route tables, and 2, which folds them into route sets)."""
+    route tables, and 2, which folds them into route sets).  Each error about a value carries
+    the line and column where the value is written (the file is scanned again for them only
+    when there is an error to report)."""
+    try:
+        return _read_plan(path)
+    except UsageError as exc:
+        raise _located(path, exc) from None
+
+
+def _located(path: str, exc: UsageError) -> UsageError:
+    """``exc`` with the line and column of each diagnostic's JSON path in ``path``."""
+    return UsageError(_locate(path, exc.diagnostics))
+
+
+def _locate(path: str, diags: list[Diagnostic]) -> list[Diagnostic]:
+    """``diags``, each about a value of the plan ``path`` given the line and column where the
+    value is written; unchanged when the file cannot be read again or lacks the value."""
+    todo = [d for d in diags if d.file == path and not d.line and d.path != "$"]
+    if not todo:
+        return diags
+    try:
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return diags
+            text = read_at_most(fh, MAX_PLAN_BYTES).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return diags
+    out = []
+    for d in diags:
+        if d in todo:
+            line, col = jsonloc.locate(text, d.path)
+            d = dataclasses.replace(d, line=line, col=col)
+        out.append(d)
+    return out
+
+
+def _read_plan(path: str) -> Plan:
     try:
         # non-blocking: a named pipe would wait for a writer for ever; /dev/zero never ends
         with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:
@@ -67,6 +104,10 @@ def read_plan(path: str) -> Plan:
         raise _error(path, "E-PLAN", "$", f"larger than {MAX_PLAN_BYTES >> 20} MiB")
     try:
         doc: Any = strictjson.loads(data.decode("utf-8"))
+    except strictjson.JSONError as exc:
+        message = f"not a plan.json (not JSON: {exc.msg})"
+        diag = Diagnostic(path, exc.line, exc.col, "error", "E-PLAN", exc.path, message)
+        raise UsageError([diag]) from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise _error(path, "E-PLAN", "$", f"not a plan.json (not JSON: {exc})") from None
     except RecursionError:
@@ -368,7 +409,15 @@ def plan_changes(plan: Plan, site: Site) -> list[str]:
 def stale_plan(plan: Plan, site: Site, plan_path: str, *, force: bool) -> list[Diagnostic]:
     """Nothing when ``plan`` was solved from this very inventory.  Otherwise raises
     ``UsageError`` (``E-PLAN-STALE``) or, with ``force``, returns it as a warning.  A plan that
-    is used (fresh, or forced) must also fit the inventory's torus (``E-PLAN``)."""
+    is used (fresh, or forced) must also fit the inventory's torus (``E-PLAN``).  Each
+    diagnostic names the line and column of its value in ``plan_path``."""
+    try:
+        return _locate(plan_path, _stale_plan(plan, site, plan_path, force=force))
+    except UsageError as exc:
+        raise _located(plan_path, exc) from None
+
+
+def _stale_plan(plan: Plan, site: Site, plan_path: str, *, force: bool) -> list[Diagnostic]:
     if plan.inventory_digest == site.digest:
         _check_hosts(plan, site, plan_path)
         _check_torus(plan, site, plan_path)

@@ -60,13 +60,21 @@ def _write(
     return path
 
 
+def _at(plan: Path, code: str, where: str) -> re.Pattern[str]:
+    """The head of a diagnostic about ``where`` in ``plan``, at a line and column where the
+    value is written (they used to be left out)."""
+    return re.compile(
+        rf"{re.escape(str(plan))}:[1-9]\d*:[1-9]\d*: error\[{code}\] {re.escape(where)}: "
+    )
+
+
 def _refused(plan: Path, where: str, commands: tuple[tuple[str, ...], ...] = COMMANDS) -> None:
     """Every command refuses ``plan`` with E-PLAN at ``where``, exit 2, nothing unprintable."""
     for cmd in commands:
         r = run(*cmd, "--plan", str(plan))
         assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
         assert r.exit_code == 2, (cmd, r.output)
-        assert f"{plan}: error[E-PLAN] {where}: " in r.output, (cmd, r.output)
+        assert _at(plan, "E-PLAN", where).search(r.output), (cmd, r.output)
         assert not CONTROL.search(r.output), (cmd, r.output)
 
 
@@ -351,7 +359,7 @@ def test_nan_or_infinity_is_refused(solved: Doc, tmp_path: Path, constant: str) 
     text = json.dumps(solved).replace('"idle_routers": 0', f'"idle_routers": {constant}')
     assert constant in text
     path.write_text(text, encoding="utf-8")
-    _refused(path, "$", _generate(tmp_path))
+    _refused(path, "$.stats.idle_routers", _generate(tmp_path))
     r = run("generate", DEMO, "--out", str(tmp_path / "out"), "--plan", str(path))
     assert f"{constant} is not a JSON number" in r.output
     assert not (tmp_path / "out").exists()
@@ -368,7 +376,7 @@ def test_a_key_given_twice_is_refused(solved: Doc, tmp_path: Path) -> None:
     )
     assert text.count("10.10.9.9@o2ib100") == 1
     path.write_text(text, encoding="utf-8")
-    _refused(path, "$", _generate(tmp_path))
+    _refused(path, "$.servers[2].nid", _generate(tmp_path))
     r = run("generate", DEMO, "--out", str(tmp_path / "out"), "--plan", str(path))
     assert "key 'nid' appears twice in one object" in r.output
     assert not (tmp_path / "out").exists()
@@ -404,7 +412,7 @@ def test_force_does_not_use_a_plan_naming_hosts_the_inventory_lacks(
         r = run(*cmd, "--plan", str(plan), "--force")
         assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
         assert r.exit_code == 2, (cmd, r.output)
-        assert f"{plan}: error[E-PLAN-STALE] {where}: " in r.output, r.output
+        assert _at(plan, "E-PLAN-STALE", where).search(r.output), r.output
         assert "--force uses a stale plan only for the hosts the inventory still has" in r.output
     assert not out.exists()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -72,9 +73,10 @@ def _refused(plan: Path, where: str, site: str = DEMO, *commands: str) -> str:
         r = run(*argv[name], "--plan", str(plan))
         assert r.exception is None or isinstance(r.exception, SystemExit), (name, r.exception)
         assert r.exit_code == 2, (name, r.output)
-        head = f"{plan}: error[E-PLAN] {where}: not a plan lnetgen wrote: "
-        assert head in r.output, (name, r.output)
-        message = r.output.split(head, 1)[1].splitlines()[0]
+        head = re.escape(f"error[E-PLAN] {where}: not a plan lnetgen wrote: ")
+        found = re.search(rf"{re.escape(str(plan))}:[1-9]\d*:[1-9]\d*: {head}(.*)", r.output)
+        assert found, (name, r.output)
+        message = found.group(1)
     assert not out.exists()
     return message
 
@@ -440,6 +442,7 @@ def test_a_client_in_two_classes_is_refused(demo: Doc, tmp_path: Path) -> None:
     for cmd in (("generate", str(site), "--out", str(out)), ("analyze", str(site))):
         r = run(*cmd, "--plan", str(plan), "--force")
         assert r.exit_code == 2, (cmd, r.output)
-        head = f"{plan}: error[E-PLAN] $.client_classes[1].members: not a plan lnetgen wrote: "
-        assert f"{head}nid[00001-00096] are members of an earlier class too" in r.output
+        head = "error[E-PLAN] $.client_classes[1].members: not a plan lnetgen wrote: "
+        assert f": {head}nid[00001-00096] are members of an earlier class too" in r.output
+        assert f"{plan}: {head}" not in r.output  # located at a line and column
     assert not out.exists()

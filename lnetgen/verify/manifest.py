@@ -214,6 +214,10 @@ def parse_manifest(data: bytes, mpath: str) -> Manifest:
     try:
         text = data.decode("utf-8")
         doc = strictjson.loads(text)
+    except strictjson.JSONError as exc:
+        message = f"not an lnetgen manifest: {exc.msg[:200]}"
+        diag = Diagnostic(mpath, exc.line, exc.col, "error", "E-VERIFY-MANIFEST", exc.path, message)
+        raise InputError([diag]) from None
     except (ValueError, RecursionError) as exc:
         raise _bad(mpath, f"not an lnetgen manifest: {str(exc)[:200]}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("files"), list):
