@@ -379,6 +379,13 @@ def test_usage_errors_name_the_option_not_a_file(work: Path) -> None:
         (["advise", "stripes", "{s}", "--job", "bad["], "--job: 'bad[': missing bracket"),
         (["place", "clients", "{s}", "--oss", "oss01", "--from", "x[1-2]"], "--from: not clients"),
         (["place", "osts", "{s}", "--client", "zz["], "--client: 'zz[' is not a client"),
+        # one node-set option is counted before it is expanded, in every command that has it
+        (
+            ["diff", "{s}", "--live", "{d}", "--hosts", "n[1-999999999]"],
+            "--hosts: names more than 1,000,000 hosts",
+        ),
+        (["verify", "{d}", "--hosts", "n[1-999999999]"], "--hosts: names more than 1,000,000"),
+        (["diff", "{s}", "--live", "{d}", "--hosts", "n[1-"], "--hosts: 'n[1-' is not a node"),
     ],
 )
 def test_empty_and_bad_values_name_their_option(args: list[str], said: str, work: Path) -> None:

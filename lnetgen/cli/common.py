@@ -317,6 +317,18 @@ STRATEGY_OPT = click.option(
 MAX_NODESET = 1_000_000
 
 
+def bounded_nodeset(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A callback for an option holding one node set (``--hosts``): it names at most
+    ``MAX_NODESET`` nodes, counted before ClusterShell expands it (``rtr[1-999999999]`` was a
+    MemoryError); the command expands it, and reports a bad node set naming the option."""
+    del ctx, param
+    from lnetgen import nodes
+
+    if value is not None and nodes.count(value) > MAX_NODESET:
+        raise click.BadParameter(f"names more than {MAX_NODESET:,} hosts")
+    return value
+
+
 def _nodesets(ctx: click.Context, param: click.Parameter, value: Any) -> tuple[str, ...]:
     """A repeatable option whose values are ClusterShell node sets (``rtr[01-02]``,
     ``oss01,oss02``): the names, in the order given, each once."""

@@ -13,6 +13,7 @@ from lnetgen.cli.common import (
     STRATEGY_OPT,
     NonEmptyPath,
     as_input_error,
+    bounded_nodeset,
     force_option,
     handles_input_errors,
     plan_option,
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     "--hosts",
     "scope",
     default=None,
+    callback=bounded_nodeset,
     metavar="NODESET",
     help="compare only these hosts: hosts outside are neither missing nor unknown "
     "(default: every host of the plan; for a single dump file, the host it names)",
@@ -119,12 +121,9 @@ def command(
 
 def _scope(text: str | None) -> set[str] | None:
     from lnetgen import nodes
-    from lnetgen.cli.common import MAX_NODESET
 
     if text is None:
         return None
-    if nodes.count(text) > MAX_NODESET:
-        raise click.BadParameter(f"names more than {MAX_NODESET:,} hosts", param_hint="--hosts")
     try:
         return set(nodes.expand(text))
     except nodes.NodeSyntaxError as exc:

@@ -12,25 +12,13 @@ import click
 
 from lnetgen.cli.common import (
     EXIT_INPUT,
-    MAX_NODESET,
     TEXT,
     NonEmptyPath,
+    bounded_nodeset,
     handles_input_errors,
     progress_bars,
     quiet_option,
 )
-
-
-def _bounded_hosts(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """``--hosts`` names at most ``MAX_NODESET`` hosts, counted before ClusterShell expands
-    them (``rtr[1-999999999]`` ended in a MemoryError), as ``diff --hosts`` does; a bad node
-    set is reported by ``verify`` itself, naming ``--hosts``."""
-    del ctx, param
-    from lnetgen import nodes
-
-    if value is not None and nodes.count(value) > MAX_NODESET:
-        raise click.BadParameter(f"names more than {MAX_NODESET:,} hosts")
-    return value
 
 
 def _ancestors(path: str) -> list[tuple[str, os.stat_result]]:
@@ -97,7 +85,7 @@ def check_ping_plan(path: str, out_dir: str | None, live: str | None, manifest: 
     "--hosts",
     metavar="NODESET",
     type=TEXT,
-    callback=_bounded_hosts,
+    callback=bounded_nodeset,
     help="check only pairs with an end in NODESET (ClusterShell syntax, e.g. nid[00001-00100])",
 )
 @click.option(
