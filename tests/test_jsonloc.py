@@ -140,3 +140,31 @@ def test_a_manifest_repeating_a_key_names_its_line_and_column(tmp_path: Path) ->
     assert result.exit_code == 2, result.output
     assert f"{manifest}:0:0" not in result.output
     assert ":error[E-VERIFY-MANIFEST] $.files:" in result.output.replace(": error", ":error")
+
+
+@pytest.mark.parametrize(
+    ("edit", "where", "said"),
+    [
+        (lambda d: d["files"][5].update(path="../x"), "$.files[5]", "path '../x' leaves"),
+        (lambda d: d["filesystems"]["home"].update(mount=""), "$.filesystems.home.mount", ""),
+        (lambda d: d["filesystems"]["home"].pop("mgs_nids"), "$.filesystems.home.mgs_nids", ""),
+    ],
+)
+def test_a_bad_manifest_value_names_its_path_line_and_column(
+    tmp_path: Path, edit: Any, where: str, said: str
+) -> None:
+    """Every E-VERIFY-MANIFEST was at ``$`` and line 0, the path written into the message."""
+    out = tmp_path / "out"
+    runner = CliRunner()
+    assert runner.invoke(main, ["generate", DEMO, "--out", str(out)]).exit_code == 0
+    manifest = out / "manifest.json"
+    doc = json.loads(manifest.read_text(encoding="utf-8"))
+    assert doc["files"][5]["hosts"] and doc["files"][5]["role"] != "site"
+    edit(doc)
+    text = json.dumps(doc, indent=2)
+    manifest.write_text(text, encoding="utf-8")
+    result = runner.invoke(main, ["verify", str(out)])
+    assert result.exit_code == 2, result.output
+    line, col = jsonloc.locate(text, where)
+    assert line > 1
+    assert f"{manifest}:{line}:{col}: error[E-VERIFY-MANIFEST] {where}: {said}" in result.output

@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from lnetgen import nodes, strictjson
+from lnetgen import jsonloc, nodes, strictjson
 from lnetgen.diagnostics import Diagnostic, InputError
 from lnetgen.live import LiveParseError
 from lnetgen.live.files import read_bytes
@@ -108,43 +108,46 @@ class Manifest:
         return bisect_left(self._newlines, pos) + 1
 
 
-def _bad(path: str, message: str) -> InputError:
-    return InputError([Diagnostic(path, 0, 0, "error", "E-VERIFY-MANIFEST", "$", message)])
+def _bad(path: str, message: str, where: str = "") -> InputError:
+    """``E-VERIFY-MANIFEST`` about the value at ``where`` (``files[3]``; the whole file when
+    empty); :func:`parse_manifest` adds its line and column."""
+    at = f"$.{where}" if where and not where.startswith("[") else f"${where}"
+    return InputError([Diagnostic(path, 0, 0, "error", "E-VERIFY-MANIFEST", at, message)])
 
 
 def _text(obj: dict[str, Any], key: str, where: str, mpath: str, *, empty: bool = False) -> str:
     value = obj.get(key)
     if not isinstance(value, str) or (not value and not empty) or not value.isprintable():
-        raise _bad(mpath, f"{where}: {key!r} should be a non-empty text")
+        raise _bad(mpath, "should be a non-empty text", f"{where}.{key}")
     return value
 
 
 def _nid(text: Any, where: str, mpath: str) -> str:
     if not isinstance(text, str):
-        raise _bad(mpath, f"{where}: {text!r} is not a NID")
+        raise _bad(mpath, f"{text!r} is not a NID", where)
     try:
         return str(nodes.parse_nid(text.strip()))
     except nodes.NodeSyntaxError as exc:
-        raise _bad(mpath, f"{where}: {exc}") from None
+        raise _bad(mpath, str(exc), where) from None
 
 
 def _nids(obj: dict[str, Any], key: str, where: str, mpath: str) -> tuple[str, ...]:
     value = obj.get(key)
     if not isinstance(value, list) or not value:
-        raise _bad(mpath, f"{where}: {key!r} should be a non-empty list of NIDs")
+        raise _bad(mpath, "should be a non-empty list of NIDs", f"{where}.{key}")
     return tuple(_nid(v, f"{where}.{key}", mpath) for v in value)
 
 
 def _host(obj: dict[str, Any], key: str, where: str, mpath: str) -> str:
     value = _text(obj, key, where, mpath)
     if nodes.HOSTNAME_RE.match(value) is None:
-        raise _bad(mpath, f"{where}: {key!r} {value!r} is not a host name")
+        raise _bad(mpath, f"{value!r} is not a host name", f"{where}.{key}")
     return value
 
 
 def _target(obj: Any, where: str, mpath: str) -> Target:
     if not isinstance(obj, dict) or not isinstance(obj.get("index"), int):
-        raise _bad(mpath, f"{where}: a target needs 'name', 'index', 'kind' and 'mkfs'")
+        raise _bad(mpath, "a target needs 'name', 'index', 'kind' and 'mkfs'", where)
     return Target(
         _text(obj, "name", where, mpath),
         obj["index"],
@@ -155,16 +158,16 @@ def _target(obj: Any, where: str, mpath: str) -> Target:
 
 def _server(obj: Any, where: str, mpath: str) -> Server:
     if not isinstance(obj, dict):
-        raise _bad(mpath, f"{where}: a server should be an object")
+        raise _bad(mpath, "a server should be an object", where)
     role = obj.get("role")
     if role not in SERVER_ROLES:
-        raise _bad(mpath, f"{where}: 'role' should be one of {', '.join(SERVER_ROLES)}")
+        raise _bad(mpath, f"'role' should be one of {', '.join(SERVER_ROLES)}", where)
     failover = obj.get("failover")
     if failover is not None:
         failover = _host(obj, "failover", where, mpath)
     targets = obj.get("targets", [])
     if not isinstance(targets, list):
-        raise _bad(mpath, f"{where}: 'targets' should be a list")
+        raise _bad(mpath, "'targets' should be a list", where)
     return Server(
         _host(obj, "name", where, mpath),
         str(role),
@@ -179,9 +182,9 @@ def _server(obj: Any, where: str, mpath: str) -> Server:
 def _filesystem(name: str, obj: Any, mpath: str) -> FileSystem:
     where = f"filesystems.{name}"
     if nodes.NAME_RE.match(name) is None:
-        raise _bad(mpath, f"{where}: {name!r} is not a file system name")
+        raise _bad(mpath, f"{name!r} is not a file system name", where)
     if not isinstance(obj, dict) or not isinstance(obj.get("servers"), list):
-        raise _bad(mpath, f"{where}: expected an object with 'mgs', 'mgs_nids', 'mount', 'servers'")
+        raise _bad(mpath, "expected an object with 'mgs', 'mgs_nids', 'mount', 'servers'", where)
     servers = tuple(
         _server(s, f"{where}.servers[{i}]", mpath) for i, s in enumerate(obj["servers"])
     )
@@ -197,20 +200,37 @@ def _filesystem(name: str, obj: Any, mpath: str) -> FileSystem:
 def _entry(i: int, obj: dict[str, Any], mpath: str) -> Entry | None:
     fmt, rel, hosts, role = obj.get("format"), obj.get("path"), obj.get("hosts"), obj.get("role")
     if not isinstance(rel, str) or not isinstance(hosts, str) or not isinstance(fmt, str):
-        raise _bad(mpath, f'files[{i}] needs a text "path", "format" and "hosts"')
+        raise _bad(mpath, 'needs a text "path", "format" and "hosts"', f"files[{i}]")
     if not hosts or role not in ROLES:
         return None
     if not rel.isprintable() or os.path.isabs(rel) or ".." in rel.split("/"):
-        raise _bad(mpath, f"files[{i}]: path {rel!r} leaves the directory or cannot be printed")
+        raise _bad(mpath, f"path {rel!r} leaves the directory or cannot be printed", f"files[{i}]")
     fs = obj.get("fs", [])
     if not isinstance(fs, list) or not all(isinstance(f, str) for f in fs):
-        raise _bad(mpath, f'files[{i}]: "fs" should be a list of file system names')
+        raise _bad(mpath, '"fs" should be a list of file system names', f"files[{i}]")
     return Entry(rel, fmt, str(role), hosts, tuple(fs))
 
 
 def parse_manifest(data: bytes, mpath: str) -> Manifest:
     """A ``Manifest`` from the bytes of ``manifest.json``.  Raises ``InputError``
-    (``E-VERIFY-MANIFEST``) naming what is missing or malformed."""
+    (``E-VERIFY-MANIFEST``) naming what is missing or malformed, at its JSON path, line and
+    column."""
+    try:
+        return _parse_manifest(data, mpath)
+    except InputError as exc:
+        if not any(d.path != "$" and not d.line for d in exc.diagnostics):
+            raise
+        text = data.decode("utf-8")  # it was read as JSON: the text is UTF-8
+        found = []
+        for d in exc.diagnostics:
+            if d.path != "$" and not d.line:
+                line, col = jsonloc.locate(text, d.path)
+                d = replace(d, line=line, col=col)
+            found.append(d)
+        raise InputError(found) from None
+
+
+def _parse_manifest(data: bytes, mpath: str) -> Manifest:
     try:
         text = data.decode("utf-8")
         doc = strictjson.loads(text)
@@ -230,14 +250,14 @@ def parse_manifest(data: bytes, mpath: str) -> Manifest:
         )
     fss = doc["filesystems"]
     if not isinstance(fss, dict) or not fss:
-        raise _bad(mpath, '"filesystems" should be an object with at least one file system')
+        raise _bad(mpath, "should be an object with at least one file system", "filesystems")
     nets = doc.get("server_nets", {})
     if not isinstance(nets, dict) or not all(isinstance(v, str) for v in nets.values()):
-        raise _bad(mpath, '"server_nets" should map fabric names to net names')
+        raise _bad(mpath, "should map fabric names to net names", "server_nets")
     entries = []
     for i, obj in enumerate(doc["files"]):
         if not isinstance(obj, dict):
-            raise _bad(mpath, f"files[{i}] should be an object")
+            raise _bad(mpath, "should be an object", f"files[{i}]")
         entry = _entry(i, obj, mpath)
         if entry is not None:
             entries.append(entry)
@@ -257,15 +277,15 @@ def parse_manifest(data: bytes, mpath: str) -> Manifest:
 def _routers(obj: object, mpath: str) -> dict[str, tuple[str, ...]]:
     """The optional ``routers`` map (router -> NIDs) as canonical NIDs."""
     if not isinstance(obj, dict):
-        raise _bad(mpath, '"routers" should map router names to lists of NIDs')
+        raise _bad(mpath, "should map router names to lists of NIDs", "routers")
     out: dict[str, tuple[str, ...]] = {}
     for name, nids in sorted(obj.items()):
         if not isinstance(nids, list) or not all(isinstance(n, str) for n in nids):
-            raise _bad(mpath, f'"routers"."{name}" should be a list of NIDs')
+            raise _bad(mpath, "should be a list of NIDs", f"routers.{name}")
         try:
             out[str(name)] = tuple(str(nodes.parse_nid(n)) for n in nids)
         except nodes.NodeSyntaxError as exc:
-            raise _bad(mpath, f'"routers"."{name}": {exc}') from None
+            raise _bad(mpath, str(exc), f"routers.{name}") from None
     return out
 
 
