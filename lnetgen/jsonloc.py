@@ -15,7 +15,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from lnetgen.diagnostics import Diagnostic
 
 #: A string, a structural character, or a run of anything else (a number, true, false, null).
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+', re.DOTALL)
@@ -168,6 +170,18 @@ def locate(text: str, path: str) -> tuple[int, int]:
     except (ValueError, IndexError, RecursionError):
         return 0, 0
     return line_col(text, pos)
+
+
+def placed(diags: list[Diagnostic], file: str, text: str) -> list[Diagnostic]:
+    """``diags``, each about a value of ``file`` (whose text is ``text``) at line 0 given the
+    line and column where its JSON path's value is written; the others as they are."""
+    out = []
+    for d in diags:
+        if d.file == file and not d.line and d.path != "$":
+            line, col = locate(text, d.path)
+            d = replace(d, line=line, col=col)
+        out.append(d)
+    return out
 
 
 def repeated_key(text: str) -> Place | None:

@@ -18,7 +18,6 @@ Commands refuse a stale plan (``E-PLAN-STALE``, exit 2) unless told ``--force``.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -67,8 +66,7 @@ def _located(path: str, exc: UsageError) -> UsageError:
 def _locate(path: str, diags: list[Diagnostic]) -> list[Diagnostic]:
     """``diags``, each about a value of the plan ``path`` given the line and column where the
     value is written; unchanged when the file cannot be read again or lacks the value."""
-    todo = [d for d in diags if d.file == path and not d.line and d.path != "$"]
-    if not todo:
+    if not any(d.file == path and not d.line and d.path != "$" for d in diags):
         return diags
     try:
         with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:
@@ -77,13 +75,7 @@ def _locate(path: str, diags: list[Diagnostic]) -> list[Diagnostic]:
             text = read_at_most(fh, MAX_PLAN_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return diags
-    out = []
-    for d in diags:
-        if d in todo:
-            line, col = jsonloc.locate(text, d.path)
-            d = dataclasses.replace(d, line=line, col=col)
-        out.append(d)
-    return out
+    return jsonloc.placed(diags, path, text)
 
 
 def _read_plan(path: str) -> Plan:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_left
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from lnetgen import jsonloc, nodes, strictjson
@@ -221,12 +221,7 @@ def parse_manifest(data: bytes, mpath: str) -> Manifest:
         if not any(d.path != "$" and not d.line for d in exc.diagnostics):
             raise
         text = data.decode("utf-8")  # it was read as JSON: the text is UTF-8
-        found = []
-        for d in exc.diagnostics:
-            if d.path != "$" and not d.line:
-                line, col = jsonloc.locate(text, d.path)
-                d = replace(d, line=line, col=col)
-            found.append(d)
+        found = jsonloc.placed(exc.diagnostics, mpath, text)
         raise InputError(found) from None
 
 
