@@ -15,6 +15,8 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable, Mapping
+from contextlib import suppress
 
 MARKER = "manifest.json"  # a directory lnetgen wrote always has one
 PREFIX = ".lnetgen-"
@@ -25,20 +27,80 @@ _TEMP_NAME = re.compile(r"(?:old-)?[a-z0-9_]{8}")
 PARTIAL = ".lnetgen-partial"
 
 
-def discard(parent: str, base: str, old: str) -> None:
-    """Remove the swapped-out tree ``old`` so that a kill at any moment leaves only what the
-    next run's sweep recognises (:func:`_temporary`): it is moved into a new temporary that
-    holds the ``PARTIAL`` mark, and removed before the mark (``rmtree`` alone could remove its
-    manifest first and be killed with the rest of the tree unmarked)."""
+#: What an owned file was when it was checked: inode, size, modification time (ns).
+Snap = tuple[int, int, int]
+
+
+def snap_of(st: os.stat_result) -> Snap:
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def owned_dirs(owned: Iterable[str]) -> set[str]:
+    """The directories (relative, ``""`` the tree itself) that hold the files ``owned``."""
+    dirs = {""}
+    for rel in owned:
+        rel = os.path.dirname(rel)
+        while rel not in dirs:
+            dirs.add(rel)
+            rel = os.path.dirname(rel)
+    return dirs
+
+
+def discard(parent: str, base: str, old: str, owned: Mapping[str, Snap] | None = None) -> str:
+    """Remove the swapped-out tree ``old``: the files ``owned`` that are still what they were
+    when they were checked (without ``owned``: every file found), then the directories left
+    empty.  Anything else, a file that came after the check, is not deleted: it is moved to
+    ``<name>.lnetgen-saved-XXXXXXXX`` beside the output, whose path is returned ("" when
+    nothing was left).
+
+    While the owned files go, the tree lies in a new temporary that holds the ``PARTIAL``
+    mark, so that a kill at any moment leaves only what the next run's sweep recognises
+    (:func:`_temporary`; ``rmtree`` alone could remove the manifest first and be killed with
+    the rest of the tree unmarked)."""
     try:
         grave = tempfile.mkdtemp(prefix=f".{base}{PREFIX}", dir=parent)
         open(os.path.join(grave, PARTIAL), "wb").close()
         os.rename(old, os.path.join(grave, "tree"))
+        tree = os.path.join(grave, "tree")
     except OSError:
-        shutil.rmtree(old, ignore_errors=True)
-        return
-    shutil.rmtree(os.path.join(grave, "tree"), ignore_errors=True)
-    shutil.rmtree(grave, ignore_errors=True)
+        grave, tree = "", old
+    if owned is None:
+        owned = _as_found(tree)
+    for rel in sorted(owned):
+        full = os.path.join(tree, rel)
+        with suppress(OSError):
+            if snap_of(os.lstat(full)) == owned[rel]:
+                os.unlink(full)
+    for root, _dirs, _files in os.walk(tree, topdown=False):
+        with suppress(OSError):
+            os.rmdir(root)  # only when empty
+    if not os.path.lexists(tree):
+        if grave:
+            shutil.rmtree(grave, ignore_errors=True)
+        return ""
+    try:
+        saved = tempfile.mkdtemp(prefix=f"{base}.lnetgen-saved-", dir=parent)
+        os.rmdir(saved)
+        os.rename(tree, saved)
+    except OSError:  # left where it is, unmarked: no sweep removes it
+        if grave:
+            with suppress(OSError):
+                os.unlink(os.path.join(grave, PARTIAL))
+        return grave or tree
+    if grave:
+        shutil.rmtree(grave, ignore_errors=True)
+    return saved
+
+
+def _as_found(tree: str) -> dict[str, Snap]:
+    """Every file below ``tree`` as it is now (links not followed)."""
+    found: dict[str, Snap] = {}
+    for root, _dirs, files in os.walk(tree):
+        for name in files:
+            full = os.path.join(root, name)
+            with suppress(OSError):
+                found[os.path.relpath(full, tree)] = snap_of(os.lstat(full))
+    return found
 
 
 def sweep(parent: str, base: str) -> None:

@@ -20,7 +20,12 @@ The data-safety contract (README, "Data safety"):
   was edited by hand: refused unless ``force``.  A manifest listing a path outside the tree,
   nested too deeply or over 64 MiB is not lnetgen's; one another command wrote (``collect``'s
   live dumps for ``generate``, and the reverse) is not this command's to replace; a read-only
-  directory in the old tree is refused before anything moves.
+  directory in the old tree is refused before anything moves.  A listed file this run read as
+  input and does not write again (the inventory in ``--out``) is refused, not deleted.
+* **Meanwhile.** The old tree is checked when the run starts and swapped out only after the new
+  one is written: a file that came or changed in between is refused before the swap, and one
+  that came at the very swap is moved to ``<name>.lnetgen-saved-XXXXXXXX`` beside the output
+  (``WriteResult.saved``): only owned files, as they were checked, are deleted.
 * **No links out.** A symbolic-link ``target`` is refused (replacing it would leave the link's
   destination behind and the link in a temporary); links found inside an old tree were not
   written by lnetgen and are refused like any foreign file.
@@ -28,8 +33,9 @@ The data-safety contract (README, "Data safety"):
   like Ctrl-C, ``lnetgen.cli``); temporaries of a run killed earlier (named exactly as
   ``mkdtemp`` names this target's, so the same lock covers them) are swept by the next run,
   under the lock.
-* **Inputs.** A single file is never written over a file this run read as input
-  (``lnetgen.inputs``).
+* **Single files** (``write_file``, ``lnetgen.onefile``) are replaced atomically, never
+  written over a file this run read as input (``lnetgen.inputs``), a block device or through a
+  link to a regular file.
 """
 
 from __future__ import annotations
@@ -49,8 +55,19 @@ from dataclasses import dataclass
 
 from lnetgen import inputs, strictjson
 from lnetgen.bounded import read_at_most
-from lnetgen.diagnostics import Diagnostic, UsageError
-from lnetgen.leftovers import MANIFEST_MAX, MARKER, PARTIAL, PREFIX, discard, sweep
+from lnetgen.diagnostics import Diagnostic, UsageError, printable
+from lnetgen.leftovers import (
+    MANIFEST_MAX,
+    MARKER,
+    PARTIAL,
+    PREFIX,
+    Snap,
+    discard,
+    owned_dirs,
+    snap_of,
+    sweep,
+)
+from lnetgen.onefile import write_file
 
 _LOCK_SUFFIX = ".lnetgen.lock"  # not PREFIX: the sweep of temporaries must never match it
 _SHOW = 10  # foreign or edited paths listed in a refusal
@@ -62,6 +79,8 @@ class WriteResult:
     written: tuple[str, ...]  # relative paths whose content is new or changed
     unchanged: tuple[str, ...]
     removed: tuple[str, ...]
+    #: where files that came into the old tree after it was checked were moved ("" none)
+    saved: str = ""
 
 
 def _fail(path: str, msg: str, code: str = "E-OUTPUT") -> UsageError:
@@ -232,11 +251,7 @@ def _owned(target: str, force: bool, kind: str) -> dict[str, str]:
     if not os.listdir(target):
         return {}
     recorded = _recorded(target, kind)
-    dirs = {os.path.dirname(rel) for rel in recorded}
-    for rel in list(dirs):
-        while rel:  # relative paths (``_entry_path``): ends at ""
-            rel = os.path.dirname(rel)
-            dirs.add(rel)
+    dirs = owned_dirs(recorded)  # relative paths (``_entry_path``)
     foreign: list[str] = []
     edited: list[str] = []
     locked: list[str] = []
@@ -285,7 +300,8 @@ def _owned(target: str, force: bool, kind: str) -> dict[str, str]:
 
 
 def _listing(paths: list[str]) -> str:
-    shown = ", ".join(sorted(paths)[:_SHOW])
+    # a name may hold a line break: escaped, so it cannot pass for the next line of the message
+    shown = ", ".join(printable(p) for p in sorted(paths)[:_SHOW])
     return shown + (f", ... {len(paths) - _SHOW} more" if len(paths) > _SHOW else "")
 
 
@@ -353,17 +369,19 @@ def _write_locked(
     except OSError as exc:
         raise _fail(parent, f"cannot create a temporary directory: {exc.strerror}") from None
     written, unchanged = [], []
+    saved = current = ""
     seen: set[str] = set()
     old: dict[str, str] = {}
     try:
         if os.path.isdir(target):
             old = _owned(target, force, kind)
+        snap, snap_dirs = _snapshot(target, old)
         for rel, text in files:
             rel = _safe_rel(rel)
             if rel in seen:  # validation prevents it; a second write would lose the first
                 raise AssertionError(f"two output files share the path {rel!r}")
             seen.add(rel)
-            dest = os.path.join(tmp, rel)
+            current, dest = rel, os.path.join(tmp, rel)
             os.makedirs(os.path.dirname(dest), exist_ok=True)
             data = text.encode("utf-8")
             prev = old.get(rel)
@@ -376,31 +394,112 @@ def _write_locked(
                 os.link(os.path.join(target, rel), dest)
                 unchanged.append(rel)
                 continue
-            with open(dest, "wb") as fh:
+            # never over a file this run wrote: on a case-insensitive file system rtr01.yaml
+            # and RTR01.yaml are one file, and the second silently replaced the first
+            with open(dest, "xb") as fh:
                 fh.write(data)
             os.chmod(dest, 0o644)
             written.append(rel)
+        current = ""
         os.unlink(os.path.join(tmp, PARTIAL))  # not part of the tree
         os.chmod(tmp, 0o755)
         _sync(tmp)  # every new file durable before the swap makes it the tree
         if os.path.isdir(target):
+            _keeps_inputs(target, old, seen)
+            _still_owned(target, snap, snap_dirs)  # what came while the new tree was written stays
             if not _exchange(tmp, target):
                 aside = tempfile.mkdtemp(prefix=f".{base}{PREFIX}old-", dir=parent)
                 os.rmdir(aside)
                 os.rename(target, aside)
-                os.rename(tmp, target)
+                try:
+                    os.rename(tmp, target)
+                except OSError:
+                    os.rename(aside, target)  # the old tree back: never left aside alone
+                    raise
                 tmp = aside
-            discard(parent, base, tmp)  # now holds the old tree: only owned files
+            saved = discard(parent, base, tmp, snap)  # the old tree: owned files go
         else:
             os.rename(tmp, target)
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise _fail(target, f"cannot write output: {exc.strerror or exc}") from None
+        at = f" {current}" if current else ""
+        why = (
+            "this run already wrote a file of that name (names that differ only in case are "
+            "one file on this file system)"
+            if isinstance(exc, FileExistsError)
+            else f"{exc.strerror} (a mount point cannot be swapped for a new tree: give a "
+            "directory inside it)"
+            if exc.errno == errno.EBUSY
+            else exc.strerror or exc
+        )
+        raise _fail(target, f"cannot write output{at}: {why}; the directory is as it was") from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     removed = tuple(sorted(set(old) - seen))
-    return WriteResult(target, tuple(sorted(written)), tuple(sorted(unchanged)), removed)
+    return WriteResult(target, tuple(sorted(written)), tuple(sorted(unchanged)), removed, saved)
+
+
+def _keeps_inputs(target: str, owned: dict[str, str], seen: set[str]) -> None:
+    """Refuse (``UsageError``) to delete a file of the old tree that this run read as input and
+    does not write again (``generate out/site.yaml -o out`` with a manifest that lists
+    ``site.yaml`` deleted the inventory).  A file the run writes again, as ``--keep-nets
+    out/plan.json`` does, is lnetgen's own and is replaced."""
+    read = [
+        rel
+        for rel in owned
+        if rel not in seen and rel != MARKER and inputs.is_input(os.path.join(target, rel))
+    ]
+    if read:
+        raise _fail(
+            target,
+            f"{_listing(read)} in this directory is an input of this run, which lnetgen "
+            "never deletes: move it out of the output directory",
+            "E-OUTPUT-FOREIGN",
+        )
+
+
+def _snapshot(target: str, owned: dict[str, str]) -> tuple[dict[str, Snap], set[str]]:
+    """What each owned file of ``target`` is now (inode, size, modification time), and its
+    directories: the old tree is checked when the run starts, and replaced only after every
+    new file is written."""
+    snap: dict[str, Snap] = {}
+    for rel in owned:
+        with suppress(OSError):
+            snap[rel] = snap_of(os.lstat(os.path.join(target, rel)))
+    dirs = {""}
+    for root, subdirs, _files in os.walk(target):  # links were refused by ``_owned``
+        dirs.update(os.path.relpath(os.path.join(root, d), target) for d in subdirs)
+    return snap, dirs
+
+
+def _still_owned(target: str, snap: dict[str, Snap], dirs: set[str]) -> None:
+    """Refuse (``UsageError``) to swap out ``target`` when anything in it is not what was
+    checked when the run started: a file or directory that came since (an editor's swap file,
+    a ``NOTES.txt``) or an owned file changed since.  Swapping it out deleted it."""
+    late: list[str] = []
+    for root, subdirs, files in os.walk(target):
+        for name in list(subdirs):
+            rel = os.path.relpath(os.path.join(root, name), target)
+            if rel not in dirs or os.path.islink(os.path.join(root, name)):
+                late.append(rel + "/")
+                subdirs.remove(name)
+        for name in files:
+            rel = os.path.relpath(os.path.join(root, name), target)
+            try:
+                now = snap_of(os.lstat(os.path.join(root, name)))
+            except OSError:
+                continue  # gone: nothing to keep
+            if snap.get(rel) != now:
+                late.append(rel)
+    if late:
+        raise _fail(
+            target,
+            f"{len(late)} entr(y/ies) came or changed in this directory while lnetgen wrote "
+            f"the new tree ({_listing(late)}); nothing was replaced, and lnetgen never deletes "
+            "what it did not write: move them away and run again",
+            "E-OUTPUT-FOREIGN",
+        )
 
 
 def _sync(path: str) -> None:
@@ -431,47 +530,11 @@ def _same(path: str, data: bytes) -> bool:
         return False
 
 
-def write_file(path: str, text: str) -> None:
-    """Write one file: atomically (temporary file beside it, then rename) for a regular or new
-    file; as a stream for a character device, FIFO or socket (``--out /dev/stdout``), which is
-    never replaced.  A symbolic link is refused rather than replaced by a file."""
-    if os.path.islink(path):
-        real = os.path.realpath(path)
-        try:
-            mode = os.stat(real).st_mode
-        except OSError:
-            mode = 0
-        if not (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
-            raise _fail(path, f"output path is a symbolic link (to {real}); give the real path")
-    if inputs.is_input(path):
-        raise _fail(path, "output path is an input of this run; give another path")
-    data = text.encode("utf-8")
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        mode = 0
-    if mode and not stat.S_ISREG(mode):
-        if stat.S_ISDIR(mode):
-            raise _fail(path, "output path is a directory")
-        try:
-            with open(path, "wb") as fh:  # a device or pipe: write through, never replace
-                fh.write(data)
-        except OSError as exc:
-            raise _fail(path, f"cannot write: {exc.strerror or exc}") from None
-        return
-    path = os.path.abspath(path)
-    parent = os.path.dirname(path)
-    tmp = ""
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}{PREFIX}", dir=parent)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-        tmp = ""
-    except OSError as exc:
-        raise _fail(path, f"cannot write: {exc.strerror or exc}") from None
-    finally:  # also when the run is stopped (SIGTERM, Ctrl-C) while it writes
-        if tmp:
-            with suppress(OSError):
-                os.unlink(tmp)
+__all__ = [
+    "WriteResult",
+    "check_replaceable",
+    "manifest_kind",
+    "output_lock",
+    "write_file",
+    "write_tree",
+]

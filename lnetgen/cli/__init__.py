@@ -31,6 +31,7 @@ from lnetgen.cli.common import (
     plan_option,
     progress_bars,
     quiet_option,
+    saved_warning,
     site_argument,
 )
 from lnetgen.cli.common import print_diags as _print_diags
@@ -227,13 +228,18 @@ def generate(
 
     from lnetgen.api import generate as gen_fn
     from lnetgen.api import write_output
+    from lnetgen.write import check_replaceable
 
+    if not force:  # a refused --out is refused before the solve (5 s on Blue Waters), not after
+        check_replaceable(out, "generate")
     gen = gen_fn(site, strategy, formats, plan_path, force=force, keep_path=keep_path)
     _print_diags(gen.warnings)
     before = len(gen.warnings)
     # files are rendered as they are written: the emitters' warnings come after the write
     result = write_output(gen, out, force=force, progress=progress_bars(quiet))
     _print_diags(gen.warnings[before:])
+    if result.saved:
+        click.echo(saved_warning(out, result.saved), err=True)
     if fmt == "json":
         doc = {
             "out": out,
@@ -242,6 +248,7 @@ def generate(
             "written": sorted(result.written),
             "unchanged": sorted(result.unchanged),
             "removed": sorted(result.removed),
+            "saved": result.saved,
             "skipped": dict(sorted(gen.skipped.items())),
             "warnings": [d.as_dict() for d in gen.warnings],
         }

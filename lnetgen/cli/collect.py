@@ -14,6 +14,7 @@ from lnetgen.cli.common import (
     NonEmptyPath,
     Number,
     handles_input_errors,
+    saved_warning,
 )
 
 
@@ -96,8 +97,12 @@ def command(
         collected_files,
         parse_hosts,
     )
+    from lnetgen.write import check_replaceable
 
     hosts = parse_hosts(nodeset)
+    # refused before a single host is contacted: checked only at the write, a refused --out
+    # threw away everything the run had gathered (write_tree checks again under its lock)
+    check_replaceable(out, "collect")
     with collect(
         hosts,
         fanout=fanout,
@@ -106,7 +111,9 @@ def command(
         export_command=export_command or EXPORT_COMMAND,
         modprobe_command=modprobe_command or MODPROBE_COMMAND,
     ) as result:  # the dumps are spooled to TMPDIR until written, one at a time
-        write_tree(out, collected_files(result, nodeset), kind="collect")
+        written = write_tree(out, collected_files(result, nodeset), kind="collect")
+    if written.saved:  # files that came into --out while it was replaced are never deleted
+        click.echo(saved_warning(out, written.saved), err=True)
     for host, why in sorted(result.failed.items()):
         click.echo(f"lnetgen: {host}: {why}", err=True)
     ok = len(hosts) - len(result.failed)

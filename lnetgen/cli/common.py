@@ -317,6 +317,16 @@ STRATEGY_OPT = click.option(
 MAX_NODESET = 1_000_000
 
 
+def saved_warning(out: str, saved: str) -> str:
+    """The warning for files that came into an output directory while lnetgen replaced it
+    (``WriteResult.saved``): they were moved aside, not deleted."""
+    from lnetgen.diagnostics import printable
+
+    return printable(
+        f"lnetgen: warning: {out}: files put there while it was replaced were kept in {saved}"
+    )
+
+
 def bounded_nodeset(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A callback for an option holding one node set (``--hosts``): it names at most
     ``MAX_NODESET`` nodes, counted before ClusterShell expands it (``rtr[1-999999999]`` was a

@@ -37,12 +37,28 @@ def decode(data: bytes) -> str:
         raise EntryError(data[: exc.start].count(b"\n") + 1, "not valid UTF-8") from None
 
 
+#: Longest message about one dump: readers quote the value they refuse, and a dump may hold a
+#: value of megabytes (a 1 MB ``net:`` name was printed whole, once per host).
+MAX_MESSAGE = 400
+
+
+def bounded(message: str) -> str:
+    """``message`` cut in its middle to at most about ``MAX_MESSAGE`` characters, so that its
+    start (what is wrong) and its end (what was expected) stay."""
+    if len(message) <= MAX_MESSAGE:
+        return message
+    head, tail = MAX_MESSAGE - 80, 80
+    cut = len(message) - head - tail
+    return f"{message[:head]} ...[{cut} characters left out]... {message[-tail:]}"
+
+
 def diag(
     file: str, line: int, col: int, message: str, code: str = "E-LIVE-PARSE", host: str = ""
 ) -> Diagnostic:
-    """An error about one dump, its message led by the host when one is known."""
+    """An error about one dump, its message led by the host when one is known and cut to
+    about ``MAX_MESSAGE`` characters."""
     prefix = f"host {host}: " if host else ""
-    return Diagnostic(file, line, col, "error", code, "$", prefix + message)
+    return Diagnostic(file, line, col, "error", code, "$", bounded(prefix + message))
 
 
 def path_error(path: str, message: str) -> InputError:
