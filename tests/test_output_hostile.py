@@ -445,3 +445,21 @@ def test_generate_refuses_its_out_before_solving(
     assert res.exit_code == 2, res.output
     assert "E-OUTPUT-FOREIGN" in res.output and "mine.txt" in res.output
     assert (out / "mine.txt").read_text() == "the user's\n"
+
+
+def test_report_without_o_keeps_a_users_report_html(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``lnetgen report SITE`` replaced any report.html in the current directory."""
+    monkeypatch.chdir(tmp_path)
+    mine = tmp_path / "report.html"
+    mine.write_text("<html>the user's own notes</html>\n")
+    args = ["report", DEMO, "--workload", "none", "-q"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 2, res.output
+    assert "report.html: error[E-OUTPUT-FOREIGN]" in res.output and "give -o" in res.output
+    assert mine.read_text() == "<html>the user's own notes</html>\n"
+    # named with -o it is replaced, as any -o; then the default replaces lnetgen's own report
+    assert CliRunner().invoke(main, [*args, "-o", "report.html"]).exit_code == 0
+    assert 'content="lnetgen ' in mine.read_text()
+    assert CliRunner().invoke(main, args).exit_code == 0

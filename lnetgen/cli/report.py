@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 import click
+from click.core import ParameterSource
 
 from lnetgen.cli.common import (
     EXIT_OK,
@@ -101,6 +102,8 @@ def command(
     from lnetgen.traffic.settings import settings_for
     from lnetgen.write import write_file
 
+    if click.get_current_context().get_parameter_source("out") is ParameterSource.DEFAULT:
+        _default_out_is_ours(out)
     if compare and strategy:
         raise click.UsageError("give --strategy or --compare, not both")
     if only and not compare:
@@ -140,6 +143,34 @@ def command(
     size = len(html.encode("utf-8"))
     click.echo(f"{out}: {size:,} bytes; site {report.site}, strategy {', '.join(names)}")
     sys.exit(EXIT_OK)
+
+
+#: What every report lnetgen writes carries in its head (templates/report/report.html.j2).
+_GENERATOR = b'<meta name="generator" content="lnetgen '
+
+
+def _default_out_is_ours(out: str) -> None:
+    """Without ``-o`` the report goes to ``report.html`` in the current directory: a file of
+    that name lnetgen did not write (no generator mark in its head) is the user's, and is not
+    replaced unasked.  Naming it with ``-o`` replaces it, as any ``-o`` does."""
+    import os
+    import stat
+
+    from lnetgen.diagnostics import Diagnostic, UsageError
+
+    try:
+        with open(os.open(out, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW), "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return  # not a file to replace: write_file says what it is
+            head = fh.read(4096)
+    except OSError:
+        return  # absent (written new), or a link: write_file refuses it
+    if _GENERATOR not in head:
+        message = (
+            "exists and is not a report lnetgen wrote; give -o to write elsewhere (or "
+            "-o report.html to replace it)"
+        )
+        raise UsageError([Diagnostic(out, 0, 0, "error", "E-OUTPUT-FOREIGN", "$", message)])
 
 
 __all__ = ["command"]
