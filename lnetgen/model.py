@@ -17,6 +17,10 @@ from lnetgen.nodes import Net
 from lnetgen.rates import NO_RATES, Rate, Rates
 from lnetgen.target import NO_TARGETS, Targets
 
+#: Ports an InfiniBand switch chip may have (PortInfo numbers ports with 8 bits, 255 is
+#: reserved): a leaf module's external ports and uplinks, a spine's downlinks, a TOR's ports.
+MAX_SWITCH_PORTS = 254
+
 
 @dataclass(frozen=True, order=True)
 class Attachment:

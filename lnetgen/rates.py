@@ -11,9 +11,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+
+def _show(text: str, limit: int = 60) -> str:
+    """``repr`` of ``text``, cut at ``limit`` characters (a 400-digit rate helps nobody)."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
+
+
 #: Multipliers to MB/s.
 UNITS: dict[str, float] = {"MB/s": 1.0, "GB/s": 1_000.0, "TB/s": 1_000_000.0}
 _RATE = re.compile(r"^([0-9]+(?:\.[0-9]+)?) ?(MB/s|GB/s|TB/s)$")
+#: The range a rate may take, in MB/s (the command line's --ost-mb-s and --link-mb-s take the
+#: same): 1 byte/s to 1 EB/s.  Beyond it the model's sums run out of floating point -- a
+#: 400-digit rate is infinity, and infinity less infinity is NaN, which JSON cannot hold.
+MIN_MB_S = 1e-6
+MAX_MB_S = 1e12
 
 #: Torus link directions, in ``lnetgen.topology.DIRECTIONS`` order, as the inventory spells them.
 DIRECTION_KEYS: tuple[str, ...] = ("x+", "x-", "y+", "y-", "z+", "z-")
@@ -33,13 +44,18 @@ COMPONENTS: tuple[str, ...] = (
 
 def parse_rate(text: str) -> float:
     """MB/s of ``"2.6 GB/s"`` and the like; ``ValueError`` for anything else, zero included
-    (a component that moves nothing is not a rate: leave the rate out where it is unknown)."""
+    (a component that moves nothing is not a rate: leave the rate out where it is unknown), and
+    for a rate outside ``MIN_MB_S``-``MAX_MB_S``."""
     m = _RATE.match(text.strip())
     if m is None:
-        raise ValueError(f'{text!r} is not a rate: write e.g. "3020 MB/s" or "2.6 GB/s"')
+        raise ValueError(f'{_show(text)} is not a rate: write e.g. "3020 MB/s" or "2.6 GB/s"')
     value = float(m.group(1)) * UNITS[m.group(2)]
-    if value <= 0:
-        raise ValueError(f"{text!r} is no rate: leave a rate out where it is not known")
+    if not any(c in "123456789" for c in m.group(1)):
+        raise ValueError(f"{_show(text)} is no rate: leave a rate out where it is not known")
+    if not MIN_MB_S <= value <= MAX_MB_S:
+        raise ValueError(
+            f"{_show(text)} is outside the rates lnetgen models (0.000001 MB/s to 1000000 TB/s)"
+        )
     return value
 
 

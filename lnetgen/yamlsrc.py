@@ -13,6 +13,7 @@ diagnostics; nothing here raises anything else for bad input.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from typing import Any
@@ -124,11 +125,17 @@ class _Builder:
             try:
                 value = self.constructor.construct_object(node, deep=True)
             except (ValueError, KeyError, TypeError, AttributeError, OverflowError):
-                # an explicit tag on text that does not fit it, e.g. `!!int nope`
+                # an explicit tag on text that does not fit it, e.g. `!!int nope`, or a number
+                # longer than Python converts (4,300 digits): quoted back cut short
                 kind = str(node.tag).rsplit(":", 1)[-1]
-                self.diags.append(
-                    self._d(node, path, "E-YAML-SYNTAX", f"{node.value!r} is not a valid !!{kind}")
+                text = str(node.value)
+                shown = (
+                    repr(text) if len(text) <= 60 else f"{text[:60]!r}... ({len(text)} characters)"
                 )
+                what = f"is not a valid !!{kind}"
+                if kind == "int" and re.fullmatch(r"[-+]?[0-9_]{61,}", text):
+                    what = "is a number too long to read"
+                self.diags.append(self._d(node, path, "E-YAML-SYNTAX", f"{shown} {what}"))
                 return None
             if isinstance(value, bytes | bytearray):
                 return value.decode("latin-1")

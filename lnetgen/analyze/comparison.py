@@ -13,14 +13,16 @@ from lnetgen import place
 from lnetgen.analyze.analysis import analyze
 from lnetgen.analyze.churn import Churn, churn
 from lnetgen.analyze.plain import plain
+from lnetgen.diagnostics import InputError
 from lnetgen.model import Site
+from lnetgen.plan import Plan
 from lnetgen.progress import NO_PROGRESS, Progress, counted
 from lnetgen.solve import kept_nets, solve, strategy_names
 from lnetgen.strategies import SolveError
 from lnetgen.throughput import DEFAULT, WorkloadSpec
 from lnetgen.throughput.fabric import FabricRoutes
 from lnetgen.traffic.dragonfly import GroupFlows
-from lnetgen.traffic.index import index_plan
+from lnetgen.traffic.index import PlanIndex, index_plan
 from lnetgen.traffic.settings import Settings, rounded, settings_for
 
 
@@ -95,6 +97,21 @@ _TORUS_FIELDS = (
 )
 
 
+def _placements(
+    site: Site, plan: Plan, oss: list[str], settings: Settings, seed: int, ix: PlanIndex
+) -> place.PlacementComparison | None:
+    """One client per OST placed, by default and at random; None when the site has fewer
+    free clients than OSTs (a valid inventory: its columns are n/a, not an error)."""
+    try:
+        return place.compare_placements(
+            site, plan, oss, None, settings=settings, seed=seed, index=ix
+        )
+    except InputError as exc:
+        if all(d.code == "E-PLACE-FULL" for d in exc.diagnostics):
+            return None
+        raise
+
+
 def compare(
     site: Site,
     strategies: Sequence[str] | None = None,
@@ -152,10 +169,10 @@ def compare(
             )
         if site.torus is not None and ix.router_coords is not None:
             oss = place.oss_with_osts(site, plan)
-            if oss:
-                cmp = place.compare_placements(
-                    site, plan, oss, None, settings=settings, seed=seed, index=ix
-                )
+            cmp = _placements(site, plan, oss, settings, seed, ix) if oss else None
+            if cmp is None:
+                kw.update(dict.fromkeys(_TORUS_FIELDS[4:]))  # placed, default, random: n/a
+            else:
                 kw.update(
                     placed_write_max=cmp.placed.writes.max,
                     placed_read_max=cmp.placed.reads.max,

@@ -410,7 +410,9 @@ class Rate(Number):
     name = "rate"
 
     def __init__(self) -> None:
-        super().__init__(min=1e-6, max=1e12)
+        from lnetgen.rates import MAX_MB_S, MIN_MB_S  # the inventory's rates take the same
+
+        super().__init__(min=MIN_MB_S, max=MAX_MB_S)
 
 
 def model_options(fn: F) -> F:

@@ -18,7 +18,6 @@ read back from ``ibnetdiscover`` output, checked for IO-node placement, and run 
 from __future__ import annotations
 
 from lnetgen.fabric.cabling import (
-    MAX_SWITCH_PORTS,
     Chip,
     Host,
     Layout,
@@ -32,6 +31,7 @@ from lnetgen.fabric.graph import IbLink, IbNet, IbNode, guid_int, guid_str
 from lnetgen.fabric.ibnetdiscover import export_ibsim, parse_ibnetdiscover, render_net
 from lnetgen.fabric.infer import Imported, ImportedHost, imported_yaml, infer_fabric
 from lnetgen.fabric.ports import PortMove, apply_moves, io_port_findings, plan_ports
+from lnetgen.model import MAX_SWITCH_PORTS
 
 __all__ = [
     "MAX_SWITCH_PORTS",

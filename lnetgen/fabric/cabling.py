@@ -20,10 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from lnetgen.diagnostics import Diagnostic, InputError
 from lnetgen.fabric.graph import IbLink, IbNet, IbNode, guid_int, guid_str, node_id
-from lnetgen.model import Attachment, Fabric, Site
-
-#: Ports an InfiniBand switch may have (PortInfo numbers ports with 8 bits, 255 is reserved).
-MAX_SWITCH_PORTS = 254
+from lnetgen.model import MAX_SWITCH_PORTS, Attachment, Fabric, Leaf, Site, Switch
 
 
 def _derived_guid(tag: str, used: set[int]) -> int:
@@ -166,6 +163,11 @@ def _guid_or_0(text: str) -> int:
     return guid_int(text) if text else 0
 
 
+def _chip_guid(sw: Switch, lf: Leaf) -> str:
+    """The inventory's GUID of a leaf chip: the leaf module's, or a TOR's own (one chip)."""
+    return lf.guid or (sw.guid if sw.kind == "tor" else "")
+
+
 def _fail(site: Site, msg: str) -> InputError:
     return InputError([Diagnostic(site.file, 0, 0, "error", "E-FABRIC", "$.fabrics", msg)])
 
@@ -182,7 +184,9 @@ def layout(
     hs = list(hosts) if hosts is not None else fabric_hosts(site, fab)
     used: set[int] = set()
     for sw in fab.switches:
-        used.update(guid_int(g) for g in (*sw.spine_guids, *(lf.guid for lf in sw.leaves)) if g)
+        used.update(
+            guid_int(g) for g in (*sw.spine_guids, *(_chip_guid(sw, lf) for lf in sw.leaves)) if g
+        )
     used.update(h.guid for h in hs if h.guid)
     leaves: list[Chip] = []
     spines: list[Chip] = []
@@ -191,11 +195,12 @@ def layout(
             nports = lf.ports + (lf.uplinks if sw.spines else 0)
             if nports > MAX_SWITCH_PORTS:
                 raise _fail(site, f"{sw.name}/{lf.name} would need {nports} ports")
-            derived = not lf.guid
+            own = _chip_guid(sw, lf)
+            derived = not own
             g = (
                 _derived_guid(f"{fab.name}/{sw.name}/leaf/{lf.name}", used)
                 if derived
-                else guid_int(lf.guid)
+                else guid_int(own)
             )
             leaves.append(Chip(sw.name, lf.name, -1, g, nports, derived))
         for k in range(sw.spines):

@@ -45,6 +45,9 @@ UMAD2SIM_GLOBS = (
 )
 #: Debian packages that provide the programs (for messages and for installers).
 PACKAGES = ("opensm", "ibsim-utils", "infiniband-diags")
+#: Switch nodes one ibsim net may hold (ibsim's MAXNETSWITCHES): a larger one made ibsim panic
+#: ("new_switch: no more switches (max 256)") after the net file was written.
+MAX_IBSIM_SWITCHES = 256
 
 
 class SimError(RuntimeError):
@@ -289,6 +292,14 @@ def simulate(
     if missing:
         raise SimError(
             f"not installed: {', '.join(missing)} (Debian packages: {' '.join(PACKAGES)})"
+        )
+    chips = len(lay.leaves) + len(lay.spines)
+    if chips > MAX_IBSIM_SWITCHES:
+        names = sorted({c.switch for c in (*lay.leaves, *lay.spines)})
+        raise SimError(
+            f"{', '.join(names)} of fabric {lay.fabric.name}: {len(lay.leaves)} leaf and "
+            f"{len(lay.spines)} spine chip(s), {chips} switches; ibsim simulates at most "
+            f"{MAX_IBSIM_SWITCHES} (check the spines and leaves in the inventory)"
         )
     start = time.monotonic()
     settings = settings or OpenSMSettings()

@@ -18,7 +18,7 @@ from lnetgen.inventory.dragonfly import dragonfly_places
 from lnetgen.inventory.fabrics import Fabrics, check_fabrics
 from lnetgen.inventory.fattree import fat_tree_places
 from lnetgen.inventory.filesystems import check_filesystems, check_served
-from lnetgen.inventory.guids import check_guid_ranges
+from lnetgen.inventory.guids import check_guid_ranges, check_node_guids
 from lnetgen.inventory.leaves import check_compute_leaves, check_storage_leaves
 from lnetgen.inventory.lustre import check_lustre, server_nets
 from lnetgen.inventory.nets import (
@@ -32,6 +32,7 @@ from lnetgen.inventory.release import check_release
 from lnetgen.inventory.routers import check_routers
 from lnetgen.inventory.servers import check_servers
 from lnetgen.inventory.strategy import check_strategy
+from lnetgen.inventory.text import check_text
 from lnetgen.inventory.topology import Topology, check_size, check_slots, read_topology
 from lnetgen.inventory.torus import torus_coords
 from lnetgen.inventory.tunables import check_tunables
@@ -62,6 +63,7 @@ def build_site(ctx: Context) -> Site | None:
     ctx.ports.report(ctx, show=lambda a: f"{a.label()}:{a.port}")
     guid_owner = ctx.guids.report(ctx, show=lambda g: f"0x{g:016x}")
     check_guid_ranges(ctx, groups.guid_ranges, groups.names, guid_owner)
+    check_node_guids(ctx, groups.guid_ranges)
 
     check_storage_nets(ctx, cnets, params, fss, servers)
     check_client_net_use(ctx, cnets, routers.nets, groups.per_net, groups.complete)
@@ -78,6 +80,7 @@ def build_site(ctx: Context) -> Site | None:
     check_ipv6(ctx, params.storage_lnd, lustre)
     check_client_ipv6(ctx, lustre)
     rates = check_rates(ctx, topo.torus is not None, topo.dragonfly is not None)
+    check_text(ctx)
 
     if errors(ctx.diags) or clients is None:
         return None

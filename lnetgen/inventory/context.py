@@ -92,6 +92,8 @@ class Context:
         self.ips = Registry("E-DUP-IP", "storage IP")
         self.guids = Registry("E-DUP-GUID", "GUID")
         self.ports = Registry("E-PORT-TAKEN", "port")
+        #: GUIDs of hosts' ports ("port") and of leaf and spine chips ("chip"), as claimed
+        self.host_guids: dict[str, list[tuple[int, str, Path]]] = {"port": [], "chip": []}
         # set when a skipped entry or a failed attachment makes a whole-site count unreliable
         self.incomplete = bool(dropped)
 
@@ -128,10 +130,14 @@ class Context:
                 f"classes' output files (lnetctl/{RESERVED_PREFIX}<net>.yaml); rename the {kind}",
             )
 
-    def guid(self, text: str, path: Path, owner: str) -> None:
-        """Claim the GUID of a port or switch (the schema checked its form)."""
+    def guid(self, text: str, path: Path, owner: str, kind: str = "port") -> None:
+        """Claim the GUID of a host's port (``kind`` "port"), a leaf module's or spine's chip
+        ("chip") or a switch ("switch"); the schema checked its form.  No host's node GUID (its
+        port GUID minus one) may be a chip's (``lnetgen.inventory.guids.check_node_guids``)."""
         value = int(text, 16)
         if value == 0:
             self.err(path, "E-GUID", f"{text} is the null GUID; no port or switch has it")
             return
         self.guids.claim(value, path, owner)
+        if kind in ("port", "chip"):
+            self.host_guids[kind].append((value, owner, path))

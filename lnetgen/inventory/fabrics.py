@@ -16,7 +16,7 @@ from typing import Any
 from lnetgen.inventory.context import Context, Registry
 from lnetgen.inventory.messages import did_you_mean
 from lnetgen.inventory.rates import switch_rates
-from lnetgen.model import Attachment, Fabric, Leaf, OpenSMChoice, Switch
+from lnetgen.model import MAX_SWITCH_PORTS, Attachment, Fabric, Leaf, OpenSMChoice, Switch
 from lnetgen.yamlsrc import Path
 
 
@@ -107,10 +107,12 @@ def check_fabrics(ctx: Context) -> Fabrics:
             p: Path = ("fabrics", fi, "switches", si)
             switch_names.claim(s["name"], (*p, "name"), "switch")
             if "guid" in s:
-                ctx.guid(s["guid"], (*p, "guid"), f"switch {s['name']}")
+                kind = "chip" if s["kind"] == "tor" else "switch"  # a director: its chassis
+                ctx.guid(s["guid"], (*p, "guid"), f"switch {s['name']}", kind)
             for gi, g in enumerate(s.get("spine_guids", [])):
-                ctx.guid(g, (*p, "spine_guids", gi), f"spine {gi + 1} of {s['name']}")
+                ctx.guid(g, (*p, "spine_guids", gi), f"spine {gi + 1} of {s['name']}", "chip")
             leaves = _tor_leaf(ctx, s, p) if s["kind"] == "tor" else _director_leaves(ctx, s, p)
+            _chip_ports(ctx, s, p, leaves)
             switches.append(
                 Switch(
                     s["name"],
@@ -172,8 +174,45 @@ def _opensm(
     )
 
 
+def _chip_ports(ctx: Context, s: dict[str, Any], p: Path, leaves: list[Leaf]) -> None:
+    """E-SWITCH for a chip with more ports than InfiniBand numbers (``MAX_SWITCH_PORTS``): a
+    TOR's ports, a leaf module's external ports plus its uplinks (cabled when the director has
+    spines), a spine's share of the uplinks (dealt round-robin, as ``lnetgen.fabric`` cables
+    them).  ``fabric export`` and ``fabric check`` could not lay such a switch out."""
+    spines = int(s.get("spines", 0)) if s["kind"] == "director" else 0
+    for li, lf in enumerate(leaves):
+        need = lf.ports + (lf.uplinks if spines else 0)
+        if need <= MAX_SWITCH_PORTS:
+            continue
+        if s["kind"] == "tor":
+            where: Path = (*p, "ports")
+            what = f"top-of-rack switch {s['name']} has {lf.ports} ports"
+        else:
+            where = (*p, "leaves") if isinstance(s["leaves"], dict) else (*p, "leaves", li)
+            what = f"leaf module {s['name']}/{lf.name} has {lf.ports} external ports"
+            if spines:
+                what += f" + {lf.uplinks} uplinks"
+        ctx.err(
+            where,
+            "E-SWITCH",
+            f"{what}: an InfiniBand switch chip has at most {MAX_SWITCH_PORTS} ports",
+        )
+        return  # identical modules of a count would all say the same
+    if spines:
+        need = sum(-(-lf.uplinks // spines) for lf in leaves)
+        if need > MAX_SWITCH_PORTS:
+            ctx.err(
+                (*p, "spines"),
+                "E-SWITCH",
+                f"the leaf uplinks of {s['name']} give each of its {spines} spine(s) up to "
+                f"{need} ports: an InfiniBand switch chip has at most {MAX_SWITCH_PORTS} "
+                "(more spines, or fewer uplinks)",
+            )
+
+
 def _tor_leaf(ctx: Context, s: dict[str, Any], p: Path) -> list[Leaf]:
-    """A top-of-rack switch as one nameless leaf with its external ports."""
+    """A top-of-rack switch as one nameless leaf with its external ports (the switch's GUID is
+    its chip's: ``lnetgen.fabric`` lays it out so)."""
     for key in ("leaves", "spines", "spine_guids"):
         if s.get(key):
             ctx.err(
@@ -232,7 +271,7 @@ def _director_leaves(ctx: Context, s: dict[str, Any], p: Path) -> list[Leaf]:
         lp: Path = (*p, "leaves", li)
         names.claim(lf["name"], (*lp, "name"), "leaf")
         if "guid" in lf:
-            ctx.guid(lf["guid"], (*lp, "guid"), f"leaf {s['name']}/{lf['name']}")
+            ctx.guid(lf["guid"], (*lp, "guid"), f"leaf {s['name']}/{lf['name']}", "chip")
         ports = int(lf["ports"])
         leaves.append(Leaf(lf["name"], ports, int(lf.get("uplinks", ports)), lf.get("guid", "")))
     names.report(ctx)

@@ -1,8 +1,12 @@
-"""GUID ranges of client groups (``clients[].guid_base``) against each other and single GUIDs.
+"""GUID ranges of client groups (``clients[].guid_base``) against each other and single GUIDs,
+and hosts' node GUIDs against the switch chips'.
 
 Single GUIDs (switches, leaves, spines, server and router ports) are checked for duplicates by the
 context's registry; a ``guid_base`` gives one GUID per client of its group, a range checked here.
-Reports E-DUP-GUID.
+An HCA's node GUID is its port GUID minus one (as most HCAs and ibsim number them, and as
+``lnetgen.fabric`` lays a fabric out for ``fabric export`` and ``fabric check``): it must not be
+the null GUID nor a leaf's or spine's node GUID, which OpenSM needs unique.  Reports E-DUP-GUID
+and E-GUID.
 """
 
 from __future__ import annotations
@@ -56,3 +60,41 @@ def check_guid_ranges(
                 f"0x{g:016x} (GUID of {owner}) is also the GUID of {node} (guid_base of "
                 f"{r.owner}, line {ctx.line(r.path)})",
             )
+
+
+def check_node_guids(ctx: Context, guid_ranges: list[GuidRange]) -> None:
+    """Each host port's node GUID (port GUID - 1) is neither null nor a chip's node GUID."""
+    chips: dict[int, tuple[str, Path]] = {}
+    for g, owner, path in ctx.host_guids["chip"]:
+        chips.setdefault(g, (owner, path))
+    for g, owner, path in ctx.host_guids["port"]:
+        if g == 1:
+            ctx.err(
+                path,
+                "E-GUID",
+                f"0x{g:016x} (GUID of {owner}) would give its HCA the null node GUID "
+                "(port GUID - 1)",
+            )
+        elif g - 1 in chips:
+            _taken(ctx, path, f"0x{g - 1:016x}, the node GUID of {owner}", chips[g - 1])
+    for r in guid_ranges:
+        if r.base == 1:
+            ctx.err(
+                r.path,
+                "E-GUID",
+                f"0x{r.base:016x} would give the first client of {r.owner} the null node GUID "
+                "(port GUID - 1)",
+            )
+        clash = next((c for c in sorted(chips) if r.base <= c + 1 < r.stop), None)
+        if clash is not None:
+            what = f"0x{clash:016x}, the node GUID of a client of {r.owner}"
+            _taken(ctx, r.path, what, chips[clash])
+
+
+def _taken(ctx: Context, path: Path, what: str, chip: tuple[str, Path]) -> None:
+    ctx.err(
+        path,
+        "E-DUP-GUID",
+        f"{what} (port GUID - 1, as an HCA numbers it), is also the GUID of {chip[0]} "
+        f"(line {ctx.line(chip[1])}); OpenSM needs every node GUID unique",
+    )

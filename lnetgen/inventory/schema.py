@@ -240,7 +240,9 @@ def _translate(src: Source, err: Any) -> Iterator[tuple[Path, Diagnostic]]:
     elif kind in ("minimum", "maximum"):
         lo, hi = err.schema.get("minimum"), err.schema.get("maximum")
         if lo is not None and hi is not None:
-            message = f"{inst!r} is outside {lo}-{hi}"
+            message = f"{show(inst)} is outside {lo}-{hi}"
+        elif lo is not None:
+            message = f"{show(inst)} is less than {lo}"
     yield path, src.diag(path, code, message, hint=hint)
 
 

@@ -5,7 +5,8 @@ Reads ``topology.kind`` and, for a torus, ``dims``, ``nodes_per_chip`` and ``rou
 dragonfly its sizes; the schema has checked them, so nothing is reported here.  ``torus``
 places clients on a torus, ``fattree`` attaches them to a compute fabric and ``dragonfly`` to
 the switches of a dragonfly.  ``router_slots`` outside the torus are
-E-TORUS-COORD; a torus of more than ``MAX_TORUS_CHIPS`` chips is E-TORUS-SIZE.  Adds
+E-TORUS-COORD; a torus of more than ``MAX_TORUS_CHIPS`` chips is E-TORUS-SIZE, a dragonfly of
+more than ``MAX_DRAGONFLY_SWITCHES`` switches E-SCHEMA.  Adds
 ``Site.torus``, ``Site.client_fabric`` and ``Site.dragonfly``.
 """
 
@@ -23,6 +24,12 @@ from lnetgen.model import Dragonfly, Torus
 #: ``generate`` and was refused only by them, without a location.  The largest 3-D tori built
 #: are far smaller (Jaguar 19,200 chips, Blue Waters 13,248; spider.yaml 19,200).
 MAX_TORUS_CHIPS = 2_000_000
+#: The largest dragonfly an inventory may describe, in switches (``groups`` times
+#: ``switches_per_group``), three times the largest built (Aurora: 166 groups of 32 switches).
+#: ``analyze``, ``compare`` and ``report`` hold the flows from every switch to every router:
+#: 4,096 groups of 4,096 switches passed ``validate`` and ran them out of memory (2 GiB for one
+#: array, a traceback), while 16,384 switches and 16 routers take under 400 MB.
+MAX_DRAGONFLY_SWITCHES = 16_384
 
 
 @dataclass(frozen=True)
@@ -73,8 +80,11 @@ def check_slots(ctx: Context, topo: Topology) -> None:
 
 
 def check_size(ctx: Context, topo: Topology) -> bool:
-    """E-TORUS-SIZE at ``topology.dims`` for a torus over ``MAX_TORUS_CHIPS`` chips; whether
-    the torus (if any) is within the bound."""
+    """E-TORUS-SIZE at ``topology.dims`` for a torus over ``MAX_TORUS_CHIPS`` chips, E-SCHEMA
+    at ``topology.groups`` for a dragonfly over ``MAX_DRAGONFLY_SWITCHES`` switches; whether
+    the client side is within the bound."""
+    if topo.dragonfly is not None:
+        return _dragonfly_size(ctx, topo.dragonfly)
     if topo.torus is None:
         return True
     x, y, z = topo.torus.dims
@@ -86,5 +96,19 @@ def check_size(ctx: Context, topo: Topology) -> bool:
         "E-TORUS-SIZE",
         f"a {x}x{y}x{z} torus has {chips:,} chips; torus link loads are modelled for at most "
         f"{MAX_TORUS_CHIPS:,} (the largest tori built have about 20,000)",
+    )
+    return False
+
+
+def _dragonfly_size(ctx: Context, dfly: Dragonfly) -> bool:
+    switches = dfly.groups * dfly.switches
+    if switches <= MAX_DRAGONFLY_SWITCHES:
+        return True
+    ctx.err(
+        ("topology", "groups"),
+        "E-SCHEMA",
+        f"a dragonfly of {dfly.groups} groups of {dfly.switches} switches has {switches:,} "
+        f"switches; lnetgen models at most {MAX_DRAGONFLY_SWITCHES:,} (the largest built have "
+        "about 5,000)",
     )
     return False
