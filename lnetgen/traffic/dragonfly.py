@@ -48,29 +48,32 @@ def _direction(
     S, G = dfly.switches, dfly.groups
     assert ix.router_switch is not None
     r_sw = ix.router_switch
-    R = len(r_sw)
     if not len(key):
         return GroupFlows(0.0, 0.0, 0.0, 0.0, "", 0.0)
-    # flows from each client switch to each router: clients summed per (switch, key) first
+    # flows from each client switch to each router: clients summed per (switch, key) first;
+    # only switches that hold a client, and only the (switch, router) pairs that carry a flow,
+    # are laid out (every switch x every router was 2 GiB on a large machine)
     c_sw = site.clients.switch[client].astype(np.int64)
+    used, s_inv = np.unique(c_sw, return_inverse=True)
     ukey, kinv = np.unique(key, return_inverse=True)
-    nsw = G * S
-    count = np.bincount(c_sw * len(ukey) + kinv.reshape(-1), minlength=nsw * len(ukey))
-    per = count.reshape(nsw, len(ukey)).astype(np.float64) @ matrix[ukey]  # (switches, R)
-    cs = np.repeat(np.arange(nsw, dtype=np.int64), R)
-    rs = np.tile(r_sw, nsw)
-    w = per.reshape(-1)
+    flat = s_inv.reshape(-1) * len(ukey) + kinv.reshape(-1)
+    count = np.bincount(flat, minlength=len(used) * len(ukey))
+    per = count.reshape(len(used), len(ukey)).astype(np.float64) @ matrix[ukey]  # (used, R)
+    row, col = np.nonzero(per)
+    cs, rs, w = used[row], r_sw[col], per[row, col]
     known = rs >= 0
     hops = topology.dragonfly_hops(cs, rs, S)
     same_sw = known & (hops == 2)
     same_g = known & (hops == 3)
     glob = known & (hops == topology.DRAGONFLY_GLOBAL_HOPS)
     src, dst = (rs // S, cs // S) if reads else (cs // S, rs // S)
-    pair = np.bincount((src * G + dst)[glob], weights=w[glob], minlength=G * G)
+    # summed per group pair that carries a flow (a G x G array was 2 GiB at 16,384 groups)
+    pairs, p_inv = np.unique((src * G + dst)[glob], return_inverse=True)
+    pair = np.bincount(p_inv.reshape(-1), weights=w[glob], minlength=len(pairs))
     busiest, most = "", 0.0
     if pair.max(initial=0.0) > 0:
-        k = int(np.argmax(pair))
-        busiest, most = f"g{k // G}->g{k % G}", float(pair[k])
+        k = int(pairs[int(np.argmax(pair))])
+        busiest, most = f"g{k // G}->g{k % G}", float(pair.max())
     return GroupFlows(
         rounded(float(w.sum())),
         rounded(float(w[same_sw].sum())),
