@@ -2,12 +2,13 @@
 files (plans, a generated tree's manifest).
 
 Python's ``json`` parser keeps no positions, so a diagnostic about a plan's value knew its
-JSON path (``$.routers[3].nid``) but not its line.  This module scans the text once more, only
-when there is something to report: a tokenizer that follows objects and arrays and stops at the
-first value whose path is the one asked for (:func:`locate`), or at the first key an object
-repeats (:func:`repeated_key`).  It reads what ``json.loads`` already accepted or is about to
-refuse; it never builds the document.  Lines and columns are 1-based, columns in characters, as
-``json.JSONDecodeError`` counts them.
+JSON path (``$.routers[3].nid``) but not its line.  This module reads the text again, only
+when there is something to report.  :func:`locate` descends the path: in each object or array
+it reads the keys and skips the values before the one wanted with the standard decoder (at C
+speed: 0.17 s at worst on Blue Waters' 5.3 MB plan).  :func:`repeated_key` and
+:func:`first_token` walk every token, in Python, for what ``json.loads`` refused without a
+position (a key named twice, ``NaN``).  Lines and columns are 1-based, columns in characters,
+as ``json.JSONDecodeError`` counts them.
 """
 
 from __future__ import annotations

@@ -147,6 +147,11 @@ def test_a_manifest_repeating_a_key_names_its_line_and_column(tmp_path: Path) ->
     [
         (lambda d: d["files"][5].update(path="../x"), "$.files[5]", "path '../x' leaves"),
         (lambda d: d["filesystems"]["home"].update(mount=""), "$.filesystems.home.mount", ""),
+        (
+            lambda d: d["filesystems"]["home"]["mgs_nids"].append("not a nid"),
+            "$.filesystems.home.mgs_nids[1]",
+            "",
+        ),
         (lambda d: d["filesystems"]["home"].pop("mgs_nids"), "$.filesystems.home.mgs_nids", ""),
     ],
 )

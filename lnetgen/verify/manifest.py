@@ -135,7 +135,7 @@ def _nids(obj: dict[str, Any], key: str, where: str, mpath: str) -> tuple[str, .
     value = obj.get(key)
     if not isinstance(value, list) or not value:
         raise _bad(mpath, "should be a non-empty list of NIDs", f"{where}.{key}")
-    return tuple(_nid(v, f"{where}.{key}", mpath) for v in value)
+    return tuple(_nid(v, f"{where}.{key}[{i}]", mpath) for i, v in enumerate(value))
 
 
 def _host(obj: dict[str, Any], key: str, where: str, mpath: str) -> str:
