@@ -113,7 +113,7 @@ class PairChecker:
         self._routes_done: set[str] = set()
         self._symmetry_done: set[tuple[str, str, str, str]] = set()
         self._symmetric_ok: set[tuple[str, str, str, frozenset[str]]] = set()
-        self._gw_nets: dict[tuple[str, str], frozenset[str]] = {}
+        self._nid_nets: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     # ---------------------------------------------------------------- bookkeeping
 
@@ -174,8 +174,10 @@ class PairChecker:
                 f"{ep.name} ({ep.role}) configures no NI",
             )
         _idle_rules(self.loc, self.out, ep, self.prover.verdicts(ep))
-        for net, verdicts in sorted(self.prover.verdicts(ep).items()):
-            for v in verdicts:
+        for net, way in self.prover.ways(ep).items():  # in net order
+            if way.clean and net not in ep.nets:
+                continue  # nothing to report
+            for v in way.reach.routes:
                 if net in ep.nets:
                     place = self.loc.route(ep.file, net, v.gateway)
                     self.out.add(
@@ -213,22 +215,21 @@ class PairChecker:
 
     # ---------------------------------------------------------------- symmetry
 
-    def _gateway_nets(self, a: Endpoint, ra: Reach) -> frozenset[str]:
-        """The nets of the gateways ``a`` uses to reach ``ra.net`` (cached)."""
-        key = (a.name, ra.net)
-        got = self._gw_nets.get(key)
+    def _nets_of(self, nids: tuple[str, ...]) -> tuple[str, ...]:
+        """The net of each of ``nids`` (cached: servers' NIDs are asked once per client)."""
+        got = self._nid_nets.get(nids)
         if got is None:
-            got = frozenset(net_of(r.gateway) for r in ra.routes)
-            self._gw_nets[key] = got
+            got = self._nid_nets[nids] = tuple(net_of(nid) for nid in nids)
         return got
 
     def symmetric(self, a: Endpoint, ra: Reach, b: Endpoint) -> None:
         """``a`` reaches ``b``'s net through routers (``ra``): ``b`` must route back to ``a``'s
         gateway-side net through exactly those routers, and only those."""
-        for local in sorted(self._gateway_nets(a, ra) & a.nets):
+        via = self.prover.gateway_routers(a, ra)
+        for local in sorted(via.keys() & a.nets):
             if local in b.nets:
                 continue
-            mine = self.prover.routers_via(a, ra, local)
+            mine = via[local]
             # whether b's way back matches depends on a only through ``mine``: a verdict
             # without findings is shared by every sender with the same routers
             held = (ra.net, local, b.name, mine)
@@ -280,11 +281,12 @@ class PairChecker:
             if scoped(ep):
                 self.routes(ep)
         alike = _alike_servers(p.servers)
+        # the servers in scope of each group, for a client out of scope
+        alike_scoped = [[(s, sep) for s, sep in members if scoped(sep)] for members in alike]
         for c in counted(p.clients, tick):
-            for members in alike:
-                inscope = [(s, sep) for s, sep in members if scoped(c) or scoped(sep)]
-                if inscope:
-                    self._client_to_servers(p, c, inscope)
+            for members in alike if scoped(c) else alike_scoped:
+                if members:
+                    self._client_to_servers(p, c, members)
         by_nets: dict[tuple[str, ...], list[tuple[Server, Endpoint]]] = {}
         for b_spec, b in p.servers:
             by_nets.setdefault(tuple(net_of(n) for n in b_spec.nids), []).append((b_spec, b))
@@ -295,7 +297,7 @@ class PairChecker:
         for _a_spec, a in p.servers:
             self._server_to_servers(p, a, by_nets)
             for nets, clients in by_client_nets.items():
-                asked = [c for c in clients if scoped(a) or scoped(c)]
+                asked = clients if scoped(a) else [c for c in clients if scoped(c)]
                 if not asked:
                     continue
                 _nid, r = self.prover.reach_any(a, nets)
@@ -341,14 +343,24 @@ class PairChecker:
                 self._client_to_server(p, c, s, sep)
             return
         p.counts[KINDS[0]].add(status, len(members) - 1)
-        for s, _sep in members[1:]:
-            p.client_nid[(c.name, s.name)] = s.client_nids[index]
+        name = c.name
+        p.client_nid.update({(name, s.name): s.client_nids[index] for s, _sep in members[1:]})
 
     def _client_to_server(
         self, p: FsProof, c: Endpoint, s: Server, sep: Endpoint
     ) -> tuple[str, int]:
         """Prove ``c`` -> ``s``: (status, index in ``s.client_nids`` of the NID used, or -1)."""
-        results = [(nid, self.prover.reach(c, net_of(nid))) for nid in s.client_nids]
+        reach = self.prover.reach
+        nets = self._nets_of(s.client_nids)
+        results = [(nid, reach(c, net)) for nid, net in zip(s.client_nids, nets, strict=True)]
+        if results and all(r.status in (DIRECT, HOLD) for _nid, r in results):
+            # the common case of what follows: the first NID is used, nothing to report
+            nid, r = results[0]
+            p.counts[KINDS[0]].add("hold")
+            p.client_nid[(c.name, s.name)] = nid
+            if r.status != DIRECT:
+                self.symmetric(c, r, sep)
+            return "hold", 0
         good = [(nid, r) for nid, r in results if r.status in (DIRECT, HOLD)]
         usable = good or [(nid, r) for nid, r in results if r.ok]
         status = _status(usable[0][1]) if usable else "fail"
@@ -359,10 +371,10 @@ class PairChecker:
                 self.symmetric(c, usable[0][1], sep)
         if not good:
             nid, r = usable[0] if usable else results[0]
-            self._fail(c, KINDS[0], r, s.name, net_of(nid))
+            self._fail(c, KINDS[0], r, s.name, r.net)
         for nid, r in results:
             if usable and not r.ok:
-                place = self.loc.route(c.file, net_of(nid), "")
+                place = self.loc.route(c.file, r.net, "")
                 self.out.add(
                     "V-CLIENT-NID",
                     c.file,

@@ -3,13 +3,18 @@
 net, hop 1) and, per destination net, whether it is reached directly, at the best priority
 (UDSP-preferred gateways, ``udsp:`` router rules, rank before the priority, as LNet picks them)
 present, only at a worse one, or not at all.  Each route and each (endpoint, net) is judged
-once, whatever the number of pairs that ask."""
+once, whatever the number of pairs that ask; endpoints with the same NIs and the same routes to
+a net (most client classes of a nearest-neighbor tree, whose whole tables all differ) share
+that judgement, unless it names the endpoint."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 
+from lnetgen.live.state import RouteKey
 from lnetgen.udsp import Rule, preferred
 from lnetgen.verify.world import Endpoint, World
 
@@ -31,6 +36,18 @@ def _rank(rules: tuple[Rule, ...], net: str, route: RouteVerdict) -> tuple[int, 
     if any(r.dst == net and r.rte for r in rules):
         return (0 if preferred(rules, net, route.gateway) else 1, route.priority)
     return (0, route.priority)
+
+
+def _ruled(rules: tuple[Rule, ...]) -> frozenset[str]:
+    """The nets ``rules`` hold router rules for: on every other net ``_rank`` is the priority."""
+    return frozenset(r.dst for r in rules if r.rte)
+
+
+#: The order of the routes to a net without router rules: ``_rank`` is (0, priority) there.
+_BY_PRIORITY = attrgetter("priority", "gateway")
+
+#: A route as its table lists it: ((net, gateway), (hop, priority)).
+Route = tuple[RouteKey, tuple[int, int]]
 
 
 @dataclass(frozen=True)
@@ -73,46 +90,73 @@ class Reach:
         )
 
 
+class Way:
+    """How a sender reaches one net it has routes to: ``reach`` (its routes in rank order,
+    each with its verdict) and, once asked, ``via`` (the net of each gateway -> the router
+    hosts of the routes through it).  Senders with the same nets and the same routes to the
+    net share one, unless a verdict names the sender (``personal``)."""
+
+    __slots__ = ("clean", "personal", "reach", "via")
+
+    def __init__(self, reach: Reach, personal: bool) -> None:
+        self.reach = reach
+        self.clean = not any(v.problems for v in reach.routes)  # no route has a problem
+        self.personal = personal
+        self.via: dict[str, frozenset[str]] | None = None
+
+
+def _via(routes: tuple[RouteVerdict, ...]) -> dict[str, frozenset[str]]:
+    """The net of each gateway of ``routes`` -> the router hosts of the routes through it."""
+    nets: dict[str, set[str]] = {}
+    for v in routes:
+        routers = nets.setdefault(net_of(v.gateway), set())
+        if v.router is not None:
+            routers.add(v.router)
+    return {net: frozenset(routers) for net, routers in nets.items()}
+
+
 class Prover:
     """Judges routes and reachability over a ``World``, caching per endpoint and net."""
 
+    #: share a ``Way`` between senders with the same nets and routes (off: each its own;
+    #: the tests prove both give the same findings)
+    share_ways = True
+
     def __init__(self, world: World) -> None:
         self.world = world
-        self._verdicts: dict[str, dict[str, list[RouteVerdict]]] = {}
-        self._reach: dict[tuple[str, str], Reach] = {}
+        #: endpoint -> net -> how it reaches the net (nets it has routes to)
+        self._ways: dict[str, dict[str, Way]] = {}
+        #: (sender nets, routes to one net) -> the way shared by such senders
+        self._shared: dict[tuple[frozenset[str], tuple[Route, ...]], Way] = {}
+        #: (net, DIRECT or NONE) -> the reach of a net without routes
+        self._bare: dict[tuple[str, str], Reach] = {}
         self._any: dict[tuple[str, tuple[str, ...]], tuple[int, Reach | None]] = {}
-        self._routes: dict[tuple[str, str, int, int], RouteVerdict] = {}
-        self._via: dict[tuple[str, str, str], frozenset[str]] = {}
+        #: route -> (verdict for a sender on the gateway's net, the gateway's net)
+        self._routes: dict[Route, tuple[RouteVerdict, str]] = {}
+
+    def gateway_routers(self, ep: Endpoint, r: Reach) -> Mapping[str, frozenset[str]]:
+        """For ``ep``'s reach ``r``: the net of each gateway of its routes -> the router
+        hosts of the routes through a gateway on that net (cached)."""
+        way = self.ways(ep).get(r.net)
+        if way is None or way.reach is not r:
+            return _via(r.routes)
+        if way.via is None:
+            way.via = _via(r.routes)
+        return way.via
 
     def routers_via(self, ep: Endpoint, r: Reach, local_net: str) -> frozenset[str]:
-        """``r.routers_via(local_net)`` for ``ep``'s reach ``r``, cached per endpoint."""
-        key = (ep.name, r.net, local_net)
-        got = self._via.get(key)
-        if got is None:
-            got = r.routers_via(local_net)
-            self._via[key] = got
-        return got
+        """``r.routers_via(local_net)`` for ``ep``'s reach ``r``, cached."""
+        return self.gateway_routers(ep, r).get(local_net, frozenset())
 
-    def _judge(self, ep: Endpoint, net: str, gw: str, hop: int, prio: int) -> RouteVerdict:
-        gw_net = net_of(gw)
-        rest = self._gateway_side(net, gw, hop, prio)
-        if gw_net in ep.nets:
-            return rest  # what is judged does not depend on the sender: shared
-        have = ", ".join(sorted(ep.nets)) or "none"
-        mine = (
-            "V-GW-NOT-ON-NET",
-            f"gateway {gw} is on {gw_net}, not on a net of {ep.name} (its NIs: {have})",
-        )
-        return dataclasses.replace(rest, problems=(mine, *rest.problems))
-
-    def _gateway_side(self, net: str, gw: str, hop: int, prio: int) -> RouteVerdict:
+    def _gateway_side(self, route: Route) -> tuple[RouteVerdict, str]:
         """The verdict on a route with a sender on the gateway's net (hop, gateway owner,
-        forwarding, its NIs): cached, since every client of a tree repeats the same routes."""
-        key = (net, gw, hop, prio)
-        got = self._routes.get(key)
+        forwarding, its NIs), and the gateway's net: cached, since every client of a tree
+        repeats the same routes."""
+        got = self._routes.get(route)
         if got is None:
-            got = self._judge_gateway(net, gw, hop, prio)
-            self._routes[key] = got
+            (net, gw), (hop, prio) = route
+            got = (self._judge_gateway(net, gw, hop, prio), net_of(gw))
+            self._routes[route] = got
         return got
 
     def _judge_gateway(self, net: str, gw: str, hop: int, prio: int) -> RouteVerdict:
@@ -154,43 +198,92 @@ class Prover:
                 )
         return RouteVerdict(net, gw, hop, prio, owner, tuple(problems))
 
-    def verdicts(self, ep: Endpoint) -> dict[str, list[RouteVerdict]]:
-        """net -> the verdict on each of ``ep``'s routes to it, by (priority, gateway)."""
-        got = self._verdicts.get(ep.name)
+    def ways(self, ep: Endpoint) -> dict[str, Way]:
+        """net -> how ``ep`` reaches it, for each net ``ep`` has routes to (in net order)."""
+        got = self._ways.get(ep.name)
         if got is None:
-            got = {}
+            by_net: dict[str, list[Route]] = {}
             table = ep.state.routes.routes if ep.state.routes is not None else {}
-            for (net, gw), (hop, prio) in sorted(table.items()):
-                got.setdefault(net, []).append(self._judge(ep, net, gw, hop, prio))
+            for route in table.items():
+                by_net.setdefault(route[0][0], []).append(route)
             rules = ep.state.udsp or ()
-            for net, rs in got.items():
-                rs.sort(key=lambda r, n=net: (_rank(rules, n, r), r.gateway))  # type: ignore[misc]
-            self._verdicts[ep.name] = got
+            ruled = _ruled(rules)
+            got = {}
+            for net in sorted(by_net):
+                routes = tuple(by_net[net])
+                if net in ruled:  # the endpoint's own rules order them
+                    got[net] = self._way(ep, net, routes, rules)
+                    continue
+                key = (ep.nets, routes)
+                way = self._shared.get(key) if self.share_ways else None
+                if way is None or way.personal:
+                    way = self._way(ep, net, routes, ())
+                    self._shared.setdefault(key, way)
+                got[net] = way
+            self._ways[ep.name] = got
         return got
+
+    def _way(
+        self, ep: Endpoint, net: str, routes: tuple[Route, ...], rules: tuple[Rule, ...]
+    ) -> Way:
+        """Judge ``ep``'s ``routes`` to ``net``; ``rules``: its UDSP rules when some are for
+        ``net``."""
+        verdicts, personal = [], False
+        for route in routes:
+            v, gw_net = self._gateway_side(route)
+            if gw_net not in ep.nets:  # what is judged then names the sender
+                have = ", ".join(sorted(ep.nets)) or "none"
+                mine = (
+                    "V-GW-NOT-ON-NET",
+                    f"gateway {v.gateway} is on {gw_net}, not on a net of {ep.name} "
+                    f"(its NIs: {have})",
+                )
+                v = dataclasses.replace(v, problems=(mine, *v.problems))
+                personal = True
+            verdicts.append(v)
+        # gateways differ within a net: one order
+        if rules:
+            verdicts.sort(key=lambda r: (_rank(rules, net, r), r.gateway))
+        else:
+            verdicts.sort(key=_BY_PRIORITY)
+        ranked = tuple(verdicts)
+        return Way(Reach(net, self._status(ep, net, ranked, rules), ranked), personal)
+
+    @staticmethod
+    def _status(
+        ep: Endpoint, net: str, routes: tuple[RouteVerdict, ...], rules: tuple[Rule, ...]
+    ) -> str:
+        """A pair holds when some route at the best priority present works; works only at
+        a worse priority -> ``BACKUP`` (``routes`` in rank order, at least one)."""
+        if net in ep.nets:
+            return DIRECT
+        works = None
+        for r in routes:  # the first that works is the best that works
+            if not r.problems:
+                works = r
+                break
+        if works is None:
+            return BROKEN
+        if rules:
+            same = _rank(rules, net, works) == _rank(rules, net, routes[0])
+        else:
+            same = works.priority == routes[0].priority
+        return HOLD if same else BACKUP
+
+    def verdicts(self, ep: Endpoint) -> dict[str, tuple[RouteVerdict, ...]]:
+        """net -> the verdict on each of ``ep``'s routes to it, by (priority, gateway)."""
+        return {net: way.reach.routes for net, way in self.ways(ep).items()}
 
     def reach(self, ep: Endpoint, net: str) -> Reach:
         """How ``ep`` reaches ``net``: a pair holds when some route at the best priority
         present works; works only at a worse priority -> ``BACKUP``."""
-        key = (ep.name, net)
-        got = self._reach.get(key)
+        way = self.ways(ep).get(net)
+        if way is not None:
+            return way.reach
+        key = (net, DIRECT if net in ep.nets else NONE)
+        got = self._bare.get(key)
         if got is None:
-            routes = tuple(self.verdicts(ep).get(net, ()))
-            if net in ep.nets:
-                got = Reach(net, DIRECT, routes)
-            elif not routes:
-                got = Reach(net, NONE)
-            else:
-                rules = ep.state.udsp or ()
-                best = _rank(rules, net, routes[0])
-                working = [_rank(rules, net, r) for r in routes if r.works]
-                if not working:
-                    status = BROKEN
-                elif working[0] == best:
-                    status = HOLD
-                else:
-                    status = BACKUP
-                got = Reach(net, status, routes)
-            self._reach[key] = got
+            got = self._bare[key] = Reach(*key)
         return got
 
     def reach_any(self, ep: Endpoint, nids: tuple[str, ...]) -> tuple[str, Reach | None]:

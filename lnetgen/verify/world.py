@@ -16,6 +16,7 @@ lnet role configures).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from collections.abc import Iterable
@@ -50,9 +51,9 @@ class Endpoint:
     fs: tuple[str, ...] = ()
     count: int = 1
 
-    @property
+    @functools.cached_property
     def nets(self) -> frozenset[str]:
-        """The nets this endpoint has an NI on."""
+        """The nets this endpoint has an NI on (its state does not change: kept)."""
         return frozenset(self.state.nets.nets) if self.state.nets is not None else frozenset()
 
     @property
