@@ -386,24 +386,26 @@ class PairChecker:
                 )
         return status, (s.client_nids.index(usable[0][0]) if usable else -1)
 
-    def mount(self, p: FsProof) -> None:
-        """Every client class reaches every MGS NID it mounts from."""
-        for c in p.clients:
-            if not self.world.in_scope(c):
+
+def mount(checker: PairChecker, p: FsProof) -> None:
+    """Every client class of ``p`` reaches every MGS NID it mounts from (a check of the
+    file system, not of a pair: outside ``PairChecker``, which it reads)."""
+    for c in p.clients:
+        if not checker.world.in_scope(c):
+            continue
+        for nid in p.fs.mgs_nids:
+            r = checker.prover.reach(c, net_of(nid))
+            if r.ok:
                 continue
-            for nid in p.fs.mgs_nids:
-                r = self.prover.reach(c, net_of(nid))
-                if r.ok:
-                    continue
-                line = self.manifest.line_of(
-                    '"filesystems"', f'"{p.fs.name}":', '"mgs_nids"', f'"{nid}"'
-                )
-                self.out.add(
-                    "V-MOUNT-UNREACHABLE",
-                    self.manifest.path,
-                    line,
-                    1,
-                    f"$.filesystems.{p.fs.name}.mgs_nids",
-                    f"{p.fs.name}: clients mount from {nid}, but {c.name} ({c.hosts}) has no "
-                    f"working route to {net_of(nid)} ({c.file})",
-                )
+            line = checker.manifest.line_of(
+                '"filesystems"', f'"{p.fs.name}":', '"mgs_nids"', f'"{nid}"'
+            )
+            checker.out.add(
+                "V-MOUNT-UNREACHABLE",
+                checker.manifest.path,
+                line,
+                1,
+                f"$.filesystems.{p.fs.name}.mgs_nids",
+                f"{p.fs.name}: clients mount from {nid}, but {c.name} ({c.hosts}) has no "
+                f"working route to {net_of(nid)} ({c.file})",
+            )

@@ -12,7 +12,7 @@ from lnetgen.verify.declared import DeclaredChecker
 from lnetgen.verify.findings import Collector, VerifyResult
 from lnetgen.verify.locate import Locator
 from lnetgen.verify.manifest import Manifest, read_manifest
-from lnetgen.verify.pairs import FsProof, PairChecker
+from lnetgen.verify.pairs import FsProof, PairChecker, mount
 from lnetgen.verify.ping import ping_plan
 from lnetgen.verify.reach import Prover
 from lnetgen.verify.world import World, index_nids, read_live_world, read_tree
@@ -60,7 +60,7 @@ def _proofs(
         declared.mgs(fs)
         declared.mkfs(fs)
         pairs.prove(p, progress(f"proving {fs.name}", len(p.clients)))
-        pairs.mount(p)
+        mount(pairs, p)
         proofs.append(p)
     for ep in sorted(world.endpoints.values(), key=lambda e: e.name):
         if ep.role == "router" and world.in_scope(ep):
