@@ -10,7 +10,8 @@ from __future__ import annotations
 CODES: dict[str, str] = {
     "E-FILE": "the inventory (or a file it names) cannot be read: missing, a directory, denied",
     "E-NAME-RESERVED": (
-        "a router or server name starts with 'clients-', the prefix of client-class output files"
+        "a router or server name starts with 'clients-', the prefix of client-class output"
+        " files, or is 'all' or 'ungrouped', Ansible's implicit groups"
     ),
     "E-FILE-SIZE": "the file is larger than the 32 MiB limit",
     "E-FILE-BINARY": "the file contains a NUL byte; it is not text",

@@ -17,6 +17,9 @@ from lnetgen.yamlsrc import Path, Source
 
 #: Output files of client classes are named ``clients-<net>[-<hash>]``; no host may be.
 RESERVED_PREFIX = "clients-"
+#: Ansible's implicit groups: the emitted inventory puts every host in ``all``, and a host of
+#: the same name would take ``group_vars/all``'s place in ``host_vars/`` and be warned about.
+ANSIBLE_GROUPS = frozenset({"all", "ungrouped"})
 
 
 class Registry:
@@ -120,8 +123,16 @@ class Context:
         """Claim the name of a router or server, which names its own output files
         (``lnetctl/<name>.yaml``, ``modprobe/<name>.conf``) beside the client classes' files
         (``clients-<net>[-<hash>]``): a host whose name starts with ``clients-`` could overwrite
-        a class's file, so that prefix is reserved."""
+        a class's file, so that prefix is reserved; ``all`` and ``ungrouped`` are Ansible's
+        implicit groups."""
         self.names.claim(name, path, kind)
+        if name in ANSIBLE_GROUPS:
+            self.err(
+                path,
+                "E-NAME-RESERVED",
+                f"{kind} name {name!r} is the name of an Ansible group every host is in "
+                f"(ansible/inventory.yml, group_vars/{name}); rename the {kind}",
+            )
         if name.lower().startswith(RESERVED_PREFIX):
             self.err(
                 path,
