@@ -27,6 +27,24 @@ def printable(text: str, keep: str = "") -> str:
     return "".join(c if c.isprintable() or c in keep else repr(c)[1:-1] for c in text)
 
 
+#: Longest user value quoted back in a message; longer ones are cut (a 10 kB name helps nobody).
+MAX_SHOWN = 60
+
+
+def clip(text: str, limit: int = MAX_SHOWN) -> str:
+    """``text`` cut at ``limit`` characters, saying how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"
+
+
+def show(value: object) -> str:
+    """``repr`` of a user value, shortened when long."""
+    if isinstance(value, str) and len(value) > MAX_SHOWN:
+        return f"{value[:MAX_SHOWN]!r}... ({len(value)} characters)"
+    return clip(repr(value))
+
+
 #: What a message or hint may break lines with (a caret under a quoted route string).
 _LINES = "\n\t"
 

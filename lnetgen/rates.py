@@ -11,11 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-
-def _show(text: str, limit: int = 60) -> str:
-    """``repr`` of ``text``, cut at ``limit`` characters (a 400-digit rate helps nobody)."""
-    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"
-
+from lnetgen.diagnostics import show
 
 #: Multipliers to MB/s.
 UNITS: dict[str, float] = {"MB/s": 1.0, "GB/s": 1_000.0, "TB/s": 1_000_000.0}
@@ -48,13 +44,13 @@ def parse_rate(text: str) -> float:
     for a rate outside ``MIN_MB_S``-``MAX_MB_S``."""
     m = _RATE.match(text.strip())
     if m is None:
-        raise ValueError(f'{_show(text)} is not a rate: write e.g. "3020 MB/s" or "2.6 GB/s"')
+        raise ValueError(f'{show(text)} is not a rate: write e.g. "3020 MB/s" or "2.6 GB/s"')
     value = float(m.group(1)) * UNITS[m.group(2)]
     if not any(c in "123456789" for c in m.group(1)):
-        raise ValueError(f"{_show(text)} is no rate: leave a rate out where it is not known")
+        raise ValueError(f"{show(text)} is no rate: leave a rate out where it is not known")
     if not MIN_MB_S <= value <= MAX_MB_S:
         raise ValueError(
-            f"{_show(text)} is outside the rates lnetgen models (0.000001 MB/s to 1000000 TB/s)"
+            f"{show(text)} is outside the rates lnetgen models (0.000001 MB/s to 1000000 TB/s)"
         )
     return value
 

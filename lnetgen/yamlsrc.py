@@ -22,7 +22,7 @@ import yaml
 
 from lnetgen import inputs
 from lnetgen.bounded import read_at_most
-from lnetgen.diagnostics import Diagnostic, InputError, Severity, json_path
+from lnetgen.diagnostics import Diagnostic, InputError, Severity, json_path, show
 
 try:  # the C composer is several times faster on big inventories
     from yaml import CSafeLoader as _Loader
@@ -129,13 +129,10 @@ class _Builder:
                 # longer than Python converts (4,300 digits): quoted back cut short
                 kind = str(node.tag).rsplit(":", 1)[-1]
                 text = str(node.value)
-                shown = (
-                    repr(text) if len(text) <= 60 else f"{text[:60]!r}... ({len(text)} characters)"
-                )
                 what = f"is not a valid !!{kind}"
                 if kind == "int" and re.fullmatch(r"[-+]?[0-9_]{61,}", text):
                     what = "is a number too long to read"
-                self.diags.append(self._d(node, path, "E-YAML-SYNTAX", f"{shown} {what}"))
+                self.diags.append(self._d(node, path, "E-YAML-SYNTAX", f"{show(text)} {what}"))
                 return None
             if isinstance(value, bytes | bytearray):
                 return value.decode("latin-1")

@@ -9,21 +9,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-#: Longest user value quoted back in a message; longer ones are cut (a 10 kB name helps nobody).
-MAX_SHOWN = 60
-
-
-def clip(text: str, limit: int = MAX_SHOWN) -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}... ({len(text)} characters)"
-
-
-def show(value: object) -> str:
-    """``repr`` of a user value, shortened when long."""
-    if isinstance(value, str) and len(value) > MAX_SHOWN:
-        return f"{value[:MAX_SHOWN]!r}... ({len(value)} characters)"
-    return clip(repr(value))
+from lnetgen.diagnostics import MAX_SHOWN, clip, show
 
 
 def describe(value: object) -> str:
@@ -50,3 +36,8 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     if close:
         return f"did you mean {close[0]!r}?"
     return "allowed: " + ", ".join(options)
+
+
+# clip and show live in lnetgen.diagnostics, below every reader (rates and the YAML reader quote
+# values back too); the inventory's checks take them from here with the rest
+__all__ = ["MAX_SHOWN", "clip", "describe", "did_you_mean", "show"]
