@@ -20,24 +20,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import sys
-import time
-from collections.abc import Callable
-from typing import TypeVar
 
-T = TypeVar("T")
-
-
-def best(repeat: int, fn: Callable[[], T]) -> tuple[float, T]:
-    times = []
-    out: T | None = None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    assert out is not None
-    return min(times), out
+from timing import best, peak_rss_line
 
 
 def main() -> int:
@@ -81,8 +66,7 @@ def main() -> int:
             f"{name:<12} {t_adv:>7.2f}s {a.evaluated:>11} {floor:>7.2f}s {t_adv / floor:>6.1f}x "
             f"{t_load:>7.2f}s  {a.method}: {advice}"
         )
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak RSS {rss:.0f} MiB")
+    print(peak_rss_line())
     return 0
 
 

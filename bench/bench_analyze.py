@@ -17,22 +17,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
-from collections.abc import Callable
-from typing import TypeVar
 
-T = TypeVar("T")
-
-
-def best(repeat: int, fn: Callable[[], T]) -> tuple[float, T]:
-    times = []
-    out: T | None = None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    assert out is not None
-    return min(times), out
+from timing import best
 
 
 def main() -> int:

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import sys
 import time
 
 import numpy as np
+from timing import peak_rss_line
 
 WORKLOADS = (
     ("fpp 17,280 ranks / 5,184 nodes", "ranks=17280,ranks_per_node=4,nodes=random"),
@@ -72,8 +72,7 @@ def main() -> int:
             f"{label:<44} {min(times):>8.2f}s {min(floors):>8.3f}s "
             f"{min(times) / min(floors):>7.0f}x {gb:>8}"
         )
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak RSS {rss:.0f} MiB")
+    print(peak_rss_line())
     return 0
 
 
