@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 
 from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
 try:  # an installed lnetgen (tox installs the wheel) is the one under test
@@ -54,3 +55,20 @@ def demo_next_pairing() -> Path:
     assert text.count("backup: balanced") == 1
     path.write_text(text.replace("backup: balanced", "backup: next"))
     return path
+
+
+def json_documents(
+    keys: st.SearchStrategy[str] | None = None, max_leaves: int = 20
+) -> st.SearchStrategy[object]:
+    """Standard JSON values (no NaN or Infinity), nested in lists and objects whose keys are
+    drawn from ``keys`` (default: any short text)."""
+    key = st.text(max_size=4) if keys is None else keys
+    return st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(max_size=5),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(key, inner, max_size=4),
+        max_leaves=max_leaves,
+    )

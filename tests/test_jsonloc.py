@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import json_documents
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -21,15 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEMO = str(ROOT / "sites" / "demo.yaml")
 
 KEYS = st.text(alphabet=st.characters(blacklist_characters=".[]"), max_size=4)
-JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=4),
-    max_leaves=25,
-)
+JSON = json_documents(KEYS, max_leaves=25)
 
 
 def _paths(doc: Any, at: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], Any]]:

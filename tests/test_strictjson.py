@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import json_documents
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -19,15 +20,7 @@ from lnetgen.cli import main
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = str(ROOT / "sites" / "demo.yaml")
 
-JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner),
-    max_leaves=20,
-)
+JSON = json_documents()
 
 
 @given(JSON)
