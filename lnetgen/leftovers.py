@@ -3,20 +3,36 @@ marked, how a swapped-out tree is discarded, and how the next run sweeps what a 
 left, touching nothing else beside the output.
 
 A temporary is ``.<name>.lnetgen-`` and ``mkdtemp``'s eight characters (``old-`` before them for
-a tree moved aside where directories cannot be exchanged).  While it is filled it holds the
-``PARTIAL`` mark; a complete or swapped-out tree holds an lnetgen manifest.  The sweep removes
-a directory of such a name only when it is empty, marked or holds such a manifest: a user's
-``.<name>.lnetgen-20241126/`` beside the output is none of these and stays.
+a tree moved aside where directories cannot be exchanged).  It is one of:
+
+- a new tree being filled: it holds the ``PARTIAL`` mark, and only files this run created
+  (or hard links to the old tree's);
+- a swapped-out tree: the old output, which holds an lnetgen manifest;
+- a swapped-out tree being removed (``discard``): it holds the ``DISCARDING`` mark and the tree
+  as ``tree/``, whose manifest is removed after every other owned file.
+
+The sweep of a killed run's temporaries removes a new tree whole.  From a swapped-out tree it
+deletes only what its manifest lists with the recorded sha256, and the manifest last; anything
+else (a file that came at the very swap, one edited since) is moved to
+``<name>.lnetgen-saved-XXXXXXXX`` beside the output and reported, never deleted.  A tree being
+removed whose manifest is already gone holds only what was not lnetgen's: it is moved there
+whole.  A directory of a temporary's name that is none of these (a user's
+``.<name>.lnetgen-20241126/`` beside the output) stays as it is.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterable, Mapping
 from contextlib import suppress
+
+from lnetgen import strictjson
+from lnetgen.bounded import read_at_most
 
 MARKER = "manifest.json"  # a directory lnetgen wrote always has one
 PREFIX = ".lnetgen-"
@@ -25,6 +41,8 @@ MANIFEST_MAX = 64 << 20  # bytes of an old manifest read at most (Spider's: 4 MB
 _TEMP_NAME = re.compile(r"(?:old-)?[a-z0-9_]{8}")
 #: the file a temporary holds while it is filled (removed before it becomes the tree)
 PARTIAL = ".lnetgen-partial"
+#: the file beside ``tree/`` in a temporary that holds a swapped-out tree being removed
+DISCARDING = ".lnetgen-discarding"
 
 
 #: What an owned file was when it was checked: inode, size, modification time (ns).
@@ -53,20 +71,21 @@ def discard(parent: str, base: str, old: str, owned: Mapping[str, Snap] | None =
     ``<name>.lnetgen-saved-XXXXXXXX`` beside the output, whose path is returned ("" when
     nothing was left).
 
-    While the owned files go, the tree lies in a new temporary that holds the ``PARTIAL``
-    mark, so that a kill at any moment leaves only what the next run's sweep recognises
-    (:func:`_temporary`; ``rmtree`` alone could remove the manifest first and be killed with
-    the rest of the tree unmarked)."""
+    While the owned files go, the tree lies in a new temporary that holds the ``DISCARDING``
+    mark, and its manifest goes last, so that a kill at any moment leaves what the next run's
+    sweep can tell apart (``sweep``): owned files the manifest still proves, or only files
+    that were not lnetgen's (``rmtree`` alone could remove the manifest first and be killed
+    with the rest of the tree unmarked)."""
     try:
         grave = tempfile.mkdtemp(prefix=f".{base}{PREFIX}", dir=parent)
-        open(os.path.join(grave, PARTIAL), "wb").close()
+        open(os.path.join(grave, DISCARDING), "wb").close()
         os.rename(old, os.path.join(grave, "tree"))
         tree = os.path.join(grave, "tree")
     except OSError:
         grave, tree = "", old
     if owned is None:
         owned = _as_found(tree)
-    for rel in sorted(owned):
+    for rel in sorted(owned, key=lambda r: (r == MARKER, r)):  # the manifest last
         full = os.path.join(tree, rel)
         with suppress(OSError):
             if snap_of(os.lstat(full)) == owned[rel]:
@@ -78,6 +97,13 @@ def discard(parent: str, base: str, old: str, owned: Mapping[str, Snap] | None =
         if grave:
             shutil.rmtree(grave, ignore_errors=True)
         return ""
+    return _keep(parent, base, tree, grave)
+
+
+def _keep(parent: str, base: str, tree: str, grave: str) -> str:
+    """Move what is left of ``tree`` (nothing lnetgen may delete) to
+    ``<base>.lnetgen-saved-XXXXXXXX`` beside the output and remove its temporary ``grave``
+    (``""``: none); the path the files are now under."""
     try:
         saved = tempfile.mkdtemp(prefix=f"{base}.lnetgen-saved-", dir=parent)
         os.rmdir(saved)
@@ -85,7 +111,7 @@ def discard(parent: str, base: str, old: str, owned: Mapping[str, Snap] | None =
     except OSError:  # left where it is, unmarked: no sweep removes it
         if grave:
             with suppress(OSError):
-                os.unlink(os.path.join(grave, PARTIAL))
+                os.unlink(os.path.join(grave, DISCARDING))
         return grave or tree
     if grave:
         shutil.rmtree(grave, ignore_errors=True)
@@ -103,37 +129,128 @@ def _as_found(tree: str) -> dict[str, Snap]:
     return found
 
 
-def sweep(parent: str, base: str) -> None:
-    """Remove temporary trees an interrupted run left beside the target (called under the
-    lock, so no live run owns one): directories named exactly as ``mkdtemp`` names this
-    output's temporaries, ``.<name>.lnetgen-`` and eight characters, nothing else (a user's
-    ``.<name>.lnetgen-notes.txt`` or ``.<name>.lnetgen-backup/`` beside it was deleted)."""
+def sweep(parent: str, base: str) -> tuple[str, ...]:
+    """Clear the temporaries an interrupted run left beside the target (called under the lock,
+    so no live run owns one): directories named exactly as ``mkdtemp`` names this output's
+    temporaries, ``.<name>.lnetgen-`` and eight characters, nothing else (a user's
+    ``.<name>.lnetgen-notes.txt`` or ``.<name>.lnetgen-backup/`` beside it was deleted).
+
+    What each holds is cleared as the module docstring says; returned: where the files that
+    were not lnetgen's were moved (``<name>.lnetgen-saved-XXXXXXXX``, in name order)."""
     prefix = f".{base}{PREFIX}"
-    for name in os.listdir(parent):
+    saved: list[str] = []
+    for name in sorted(os.listdir(parent)):
         full = os.path.join(parent, name)
-        if (
+        if not (
             name.startswith(prefix)
             and _TEMP_NAME.fullmatch(name[len(prefix) :])
             and not os.path.islink(full)
             and os.path.isdir(full)
-            and _temporary(full)
         ):
+            continue
+        kind = _temporary(full)
+        if kind == "new":
             shutil.rmtree(full, ignore_errors=True)
+        elif kind == "old":
+            saved.append(_clear_old(parent, base, full, ""))
+        elif kind == "discarding":
+            tree = os.path.join(full, "tree")
+            if os.path.isdir(tree) and not os.path.islink(tree):
+                saved.append(_clear_old(parent, base, tree, full))
+            else:  # the tree was moved on before the kill: only the mark is left
+                shutil.rmtree(full, ignore_errors=True)
+    return tuple(s for s in saved if s)
 
 
-def _temporary(path: str) -> bool:
-    """Whether a directory named like a temporary is one: empty, a new tree being filled (it
-    holds ``PARTIAL``), or an old tree swapped out (an lnetgen manifest).  A user's
-    directory of the same name is none of these and stays."""
+def _temporary(path: str) -> str:
+    """What a directory named like a temporary is (module docstring): ``"new"`` (empty, or
+    holds ``PARTIAL``), ``"old"`` (an lnetgen manifest), ``"discarding"`` (holds
+    ``DISCARDING``), or ``""``: a user's directory of the same name, which stays."""
     try:
         names = os.listdir(path)
         if not names or PARTIAL in names:
-            return True
+            return "new"
+        if DISCARDING in names:
+            return "discarding"
         if MARKER not in names or os.path.islink(os.path.join(path, MARKER)):
-            return False
-        return _mentions(os.path.join(path, MARKER), b'"lnetgen_version"')
+            return ""
+        return "old" if _mentions(os.path.join(path, MARKER), b'"lnetgen_version"') else ""
     except OSError:
-        return False
+        return ""
+
+
+def _clear_old(parent: str, base: str, tree: str, grave: str) -> str:
+    """Delete from the swapped-out ``tree`` the files its manifest lists with their recorded
+    sha256, then the manifest and the directories left empty; move anything else aside
+    (``_keep``).  Without a readable manifest nothing in ``tree`` is proven lnetgen's.
+    Returns where the rest went ("" when nothing was left)."""
+    listed = _listed(tree)
+    for root, _dirs, files in os.walk(tree):  # links are not followed
+        for name in files:
+            full = os.path.join(root, name)
+            rel = os.path.relpath(full, tree)
+            with suppress(OSError):
+                if (
+                    rel in listed
+                    and stat.S_ISREG(os.lstat(full).st_mode)
+                    and sha256_of(full) == listed[rel]
+                ):
+                    os.unlink(full)
+    if listed:
+        with suppress(OSError):
+            os.unlink(os.path.join(tree, MARKER))
+    for root, _dirs, _files in os.walk(tree, topdown=False):
+        with suppress(OSError):
+            os.rmdir(root)  # only when empty
+    if not os.path.lexists(tree):
+        if grave:
+            shutil.rmtree(grave, ignore_errors=True)
+        return ""
+    return _keep(parent, base, tree, grave)
+
+
+def _listed(tree: str) -> dict[str, str]:
+    """Relative path -> sha256 of the files the lnetgen manifest of ``tree`` lists, the
+    manifest itself included (with no hash); empty when there is none or it is not
+    lnetgen's."""
+    manifest = os.path.join(tree, MARKER)
+    try:
+        if os.path.islink(manifest):
+            return {}
+        with open(manifest, "rb") as fh:
+            data = read_at_most(fh, MANIFEST_MAX)
+        if len(data) > MANIFEST_MAX:
+            return {}
+        doc = strictjson.loads(data)
+        if not isinstance(doc, dict) or "lnetgen_version" not in doc:
+            return {}
+        listed = {entry_path(e["path"]): e["sha256"] for e in doc["files"]}
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return {}
+    if not all(isinstance(sha, str) for sha in listed.values()):
+        return {}
+    listed[MARKER] = ""
+    return listed
+
+
+def entry_path(path: object) -> str:
+    """A manifest entry's path, which must stay inside the tree (no absolute path, no ``..``,
+    written as lnetgen writes it); ``ValueError`` otherwise."""
+    if not isinstance(path, str) or not path or path == MARKER:
+        raise ValueError(f"bad entry path {path!r:.80}")
+    norm = os.path.normpath(path)
+    if os.path.isabs(path) or norm != path or norm.split(os.sep)[0] == ".." or "\x00" in path:
+        raise ValueError(f"an entry's path leaves the tree ({path!r:.80})")
+    return norm
+
+
+def sha256_of(path: str) -> str:
+    """The sha256 of the file ``path``, read block by block."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _mentions(path: str, needle: bytes) -> bool:

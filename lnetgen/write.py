@@ -32,7 +32,9 @@ The data-safety contract (README, "Data safety"):
 * **Temporaries.** Every failure removes this run's temporary directory (a SIGTERM unwinds
   like Ctrl-C, ``lnetgen.cli``); temporaries of a run killed earlier (named exactly as
   ``mkdtemp`` names this target's, so the same lock covers them) are swept by the next run,
-  under the lock.
+  under the lock; from a swapped-out old tree only the files its manifest proves lnetgen's
+  are deleted, the rest moved to ``<name>.lnetgen-saved-XXXXXXXX`` (``WriteResult.recovered``,
+  ``lnetgen.leftovers``).
 * **Single files** (``write_file``, ``lnetgen.onefile``) are replaced atomically, never
   written over a file this run read as input (``lnetgen.inputs``), a block device or through a
   link to a regular file.
@@ -51,7 +53,7 @@ import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lnetgen import inputs, strictjson
 from lnetgen.bounded import read_at_most
@@ -63,7 +65,9 @@ from lnetgen.leftovers import (
     PREFIX,
     Snap,
     discard,
+    entry_path,
     owned_dirs,
+    sha256_of,
     snap_of,
     sweep,
 )
@@ -81,6 +85,9 @@ class WriteResult:
     removed: tuple[str, ...]
     #: where files that came into the old tree after it was checked were moved ("" none)
     saved: str = ""
+    #: where files that were not lnetgen's, left by a run killed while it swapped out its old
+    #: tree, were moved by this run's sweep (``lnetgen.leftovers.sweep``)
+    recovered: tuple[str, ...] = ()
 
 
 def _fail(path: str, msg: str, code: str = "E-OUTPUT") -> UsageError:
@@ -159,14 +166,6 @@ def output_lock(parent: str, target: str) -> Iterator[None]:
         os.close(fd)  # closing the descriptor releases the lock
 
 
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def manifest_kind(doc: dict[str, object]) -> str:
     """Which command wrote a manifest: its ``kind``, else ``collect`` for one that records a
     collection and ``generate`` for the rest (manifests written before ``kind`` existed)."""
@@ -174,17 +173,6 @@ def manifest_kind(doc: dict[str, object]) -> str:
     if isinstance(kind, str):
         return kind
     return "collect" if "collected" in doc else "generate"
-
-
-def _entry_path(path: object) -> str:
-    """A manifest entry's path, which must stay inside the tree (no absolute path, no ``..``,
-    written as lnetgen writes it); ``ValueError`` otherwise."""
-    if not isinstance(path, str) or not path or path == MARKER:
-        raise ValueError(f"bad entry path {path!r:.80}")
-    norm = os.path.normpath(path)
-    if os.path.isabs(path) or norm != path or norm.split(os.sep)[0] == ".." or "\x00" in path:
-        raise ValueError(f"an entry's path leaves the tree ({path!r:.80})")
-    return norm
 
 
 def _recorded(target: str, kind: str) -> dict[str, str]:
@@ -213,7 +201,7 @@ def _recorded(target: str, kind: str) -> dict[str, str]:
         if not isinstance(doc, dict) or "lnetgen_version" not in doc:
             raise ValueError("no lnetgen_version")
         for entry in doc["files"]:
-            path, sha = _entry_path(entry["path"]), entry["sha256"]
+            path, sha = entry_path(entry["path"]), entry["sha256"]
             if not isinstance(sha, str):
                 raise ValueError(f"bad entry {entry!r:.80}")
             recorded[path] = sha
@@ -251,7 +239,7 @@ def _owned(target: str, force: bool, kind: str) -> dict[str, str]:
     if not os.listdir(target):
         return {}
     recorded = _recorded(target, kind)
-    dirs = owned_dirs(recorded)  # relative paths (``_entry_path``)
+    dirs = owned_dirs(recorded)  # relative paths (``entry_path``)
     foreign: list[str] = []
     edited: list[str] = []
     locked: list[str] = []
@@ -270,7 +258,7 @@ def _owned(target: str, force: bool, kind: str) -> dict[str, str]:
                 continue
             if rel not in recorded or not stat.S_ISREG(os.lstat(full).st_mode):
                 foreign.append(rel)
-            elif _sha256(full) != recorded[rel]:
+            elif sha256_of(full) != recorded[rel]:
                 edited.append(rel)
     if foreign:
         raise _fail(
@@ -351,8 +339,9 @@ def write_tree(
     except OSError as exc:
         raise _fail(parent, f"cannot create: {exc.strerror}") from None
     with output_lock(parent, target):
-        sweep(parent, base)
-        return _write_locked(target, parent, base, files, force, kind)
+        recovered = sweep(parent, base)
+        res = _write_locked(target, parent, base, files, force, kind)
+        return replace(res, recovered=recovered)
 
 
 def _write_locked(

@@ -31,7 +31,7 @@ from lnetgen.cli.common import (
     plan_option,
     progress_bars,
     quiet_option,
-    saved_warning,
+    saved_warnings,
     site_argument,
 )
 from lnetgen.cli.common import print_diags as _print_diags
@@ -238,8 +238,8 @@ def generate(
     # files are rendered as they are written: the emitters' warnings come after the write
     result = write_output(gen, out, force=force, progress=progress_bars(quiet))
     _print_diags(gen.warnings[before:])
-    if result.saved:
-        click.echo(saved_warning(out, result.saved), err=True)
+    for line in saved_warnings(out, result):
+        click.echo(line, err=True)
     if fmt == "json":
         doc = {
             "out": out,
@@ -249,6 +249,7 @@ def generate(
             "unchanged": sorted(result.unchanged),
             "removed": sorted(result.removed),
             "saved": result.saved,
+            "recovered": list(result.recovered),
             "skipped": dict(sorted(gen.skipped.items())),
             "warnings": [d.as_dict() for d in gen.warnings],
         }

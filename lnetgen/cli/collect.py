@@ -14,7 +14,7 @@ from lnetgen.cli.common import (
     NonEmptyPath,
     Number,
     handles_input_errors,
-    saved_warning,
+    saved_warnings,
 )
 
 
@@ -112,8 +112,8 @@ def command(
         modprobe_command=modprobe_command or MODPROBE_COMMAND,
     ) as result:  # the dumps are spooled to TMPDIR until written, one at a time
         written = write_tree(out, collected_files(result, nodeset), kind="collect")
-    if written.saved:  # files that came into --out while it was replaced are never deleted
-        click.echo(saved_warning(out, written.saved), err=True)
+    for line in saved_warnings(out, written):  # files not lnetgen's are never deleted
+        click.echo(line, err=True)
     for host, why in sorted(result.failed.items()):
         click.echo(f"lnetgen: {host}: {why}", err=True)
     ok = len(hosts) - len(result.failed)

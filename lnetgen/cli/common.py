@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from lnetgen.model import Site
     from lnetgen.throughput import WorkloadSpec
     from lnetgen.throughput.fabric import FabricRoutes
+    from lnetgen.write import WriteResult
 
 
 def print_diags(diags: Iterable[Diagnostic], err: bool = True) -> None:
@@ -325,6 +326,22 @@ def saved_warning(out: str, saved: str) -> str:
     return printable(
         f"lnetgen: warning: {out}: files put there while it was replaced were kept in {saved}"
     )
+
+
+def saved_warnings(out: str, result: WriteResult) -> list[str]:
+    """Every warning about files of ``out`` that were kept rather than deleted: those of this
+    run (``saved``) and those a killed run left in its swapped-out tree (``recovered``)."""
+    from lnetgen.diagnostics import printable
+
+    lines = [saved_warning(out, result.saved)] if result.saved else []
+    lines += [
+        printable(
+            f"lnetgen: warning: {out}: a run killed while it replaced it left files lnetgen did "
+            f"not write (or that were changed since) in its old tree; they were kept in {where}"
+        )
+        for where in result.recovered
+    ]
+    return lines
 
 
 def bounded_nodeset(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

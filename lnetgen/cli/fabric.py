@@ -25,7 +25,7 @@ from lnetgen.cli.common import (
     handles_input_errors,
     progress_bars,
     quiet_option,
-    saved_warning,
+    saved_warnings,
     site_argument,
 )
 from lnetgen.cli.common import print_diags as _print_diags
@@ -277,8 +277,8 @@ def check(site: str, fabric: str | None, keep: str | None, fmt: str, quiet: bool
             failed = failed or bool(verdict.problems)
         if stage is not None:  # also after a failure: its logs say why
             res = kept.write_kept(stage, s.name)
-            if res.saved:  # came into --keep while it was replaced: moved aside, never deleted
-                click.echo(saved_warning(res.target, res.saved), err=True)
+            for line in saved_warnings(res.target, res):  # moved aside, never deleted
+                click.echo(line, err=True)
             if not quiet:
                 n = len(res.written) + len(res.unchanged)
                 click.echo(f"fabric check: kept {n} file(s) in {res.target}", err=True)
