@@ -38,6 +38,11 @@ import numpy.typing as npt
 DIRECTIONS: tuple[str, ...] = ("X+", "X-", "Y+", "Y-", "Z+", "Z-")
 #: Routing modes accepted by :func:`path_links` and :func:`link_loads`.
 ROUTING_MODES: tuple[str, ...] = ("seastar", "xyz")
+#: The largest torus, in chips, whose link loads are modelled: they are dense (X, Y, Z, 6)
+#: arrays, two per analysis, about 200 MB at 2,000,000 chips (126^3).  An inventory may describe
+#: no larger box (``lnetgen.inventory.topology``, E-TORUS-SIZE); the largest 3-D tori built are
+#: far smaller (Jaguar 19,200 chips, Blue Waters 13,248).
+MAX_TORUS_CHIPS = 2_000_000
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]

@@ -22,7 +22,6 @@ from lnetgen.cli.common import (
     force_option,
     handles_input_errors,
     model_options,
-    nodeset_option,
     opensm_option,
     opensm_routes,
     progress_bars,
@@ -31,6 +30,7 @@ from lnetgen.cli.common import (
     workload_option,
     workload_spec,
 )
+from lnetgen.cli.nodesets import nodeset_option
 from lnetgen.cli.place import format_placement, place_clients_cmd, place_group, place_osts_cmd
 from lnetgen.cli.siteplan import format_option, load_plan, model_settings, num, plan_option
 

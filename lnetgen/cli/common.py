@@ -313,73 +313,21 @@ STRATEGY_OPT = click.option(
 )
 
 
-#: The most names one node-set option may expand to (a typo like ``n[1-999999999]`` is refused
-#: before ClusterShell builds it).
-MAX_NODESET = 1_000_000
-
-
-def saved_warning(out: str, saved: str) -> str:
-    """The warning for files that came into an output directory while lnetgen replaced it
-    (``WriteResult.saved``): they were moved aside, not deleted."""
-    from lnetgen.diagnostics import printable
-
-    return printable(
-        f"lnetgen: warning: {out}: files put there while it was replaced were kept in {saved}"
-    )
-
-
 def saved_warnings(out: str, result: WriteResult) -> list[str]:
-    """Every warning about files of ``out`` that were kept rather than deleted: those of this
-    run (``saved``) and those a killed run left in its swapped-out tree (``recovered``)."""
+    """The warnings for files of ``out`` that were kept rather than deleted: those that came
+    while this run replaced it (``saved``), and those a killed run left in its swapped-out
+    tree (``recovered``).  They were moved aside, never deleted."""
     from lnetgen.diagnostics import printable
 
-    lines = [saved_warning(out, result.saved)] if result.saved else []
+    head = f"lnetgen: warning: {out}: "
+    lines = [f"{head}files put there while it was replaced were kept in {result.saved}"]
+    lines = lines if result.saved else []
     lines += [
-        printable(
-            f"lnetgen: warning: {out}: a run killed while it replaced it left files lnetgen did "
-            f"not write (or that were changed since) in its old tree; they were kept in {where}"
-        )
+        f"{head}a run killed while it replaced it left files lnetgen did not write (or that "
+        f"were changed since) in its old tree; they were kept in {where}"
         for where in result.recovered
     ]
-    return lines
-
-
-def bounded_nodeset(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """A callback for an option holding one node set (``--hosts``): it names at most
-    ``MAX_NODESET`` nodes, counted before ClusterShell expands it (``rtr[1-999999999]`` was a
-    MemoryError); the command expands it, and reports a bad node set naming the option."""
-    del ctx, param
-    from lnetgen import nodes
-
-    if value is not None and nodes.count(value) > MAX_NODESET:
-        raise click.BadParameter(f"names more than {MAX_NODESET:,} hosts")
-    return value
-
-
-def _nodesets(ctx: click.Context, param: click.Parameter, value: Any) -> tuple[str, ...]:
-    """A repeatable option whose values are ClusterShell node sets (``rtr[01-02]``,
-    ``oss01,oss02``): the names, in the order given, each once."""
-    del ctx, param
-    from lnetgen import nodes
-
-    out: dict[str, None] = {}
-    for text in value or ():
-        if nodes.count(text) > MAX_NODESET:
-            raise click.BadParameter(f"{text!r} names more than {MAX_NODESET:,} nodes")
-        try:
-            names = nodes.expand(text)
-        except nodes.NodeSyntaxError as exc:
-            raise click.BadParameter(f"{text!r} is not a node set: {exc}") from None
-        picked = [n for n in names if n.strip()]
-        if not picked:  # --fail '' ran as if no --fail had been given
-            raise click.BadParameter(f"{text!r} names no node")
-        out.update(dict.fromkeys(picked))
-    return tuple(out)
-
-
-def nodeset_option(*decls: str, **kwargs: Any) -> Callable[[F], F]:
-    """A repeatable option taking names or node sets (``--oss 'oss[01-02]'``)."""
-    return click.option(*decls, multiple=True, callback=_nodesets, **kwargs)
+    return [printable(line) for line in lines]
 
 
 def plan_option(fn: F) -> F:

@@ -13,7 +13,6 @@ from lnetgen.cli.common import (
     STRATEGY_OPT,
     NonEmptyPath,
     as_input_error,
-    bounded_nodeset,
     force_option,
     handles_input_errors,
     plan_option,
@@ -22,6 +21,7 @@ from lnetgen.cli.common import (
     quiet_option,
     site_argument,
 )
+from lnetgen.cli.nodesets import bounded_nodeset
 from lnetgen.diagnostics import InputError
 
 if TYPE_CHECKING:

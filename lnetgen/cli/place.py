@@ -18,11 +18,11 @@ from lnetgen.cli.common import (
     force_option,
     handles_input_errors,
     model_options,
-    nodeset_option,
     not_empty,
     seed_option,
     site_argument,
 )
+from lnetgen.cli.nodesets import nodeset_option
 from lnetgen.cli.siteplan import format_option, load_plan, model_settings, num, plan_option
 from lnetgen.diagnostics import InputError, UsageError
 

@@ -14,11 +14,11 @@ from lnetgen.cli.common import (
     EXIT_INPUT,
     TEXT,
     NonEmptyPath,
-    bounded_nodeset,
     handles_input_errors,
     progress_bars,
     quiet_option,
 )
+from lnetgen.cli.nodesets import bounded_nodeset
 
 
 def _ancestors(path: str) -> list[tuple[str, os.stat_result]]:

@@ -17,13 +17,8 @@ from typing import Any
 
 from lnetgen.inventory.context import Context
 from lnetgen.model import Dragonfly, Torus
+from lnetgen.topology import MAX_TORUS_CHIPS  # the dense link-load model's bound
 
-#: The largest torus an inventory may describe, in chips: the bound of the dense link-load model
-#: (``lnetgen.traffic.torus.MAX_DENSE_CHIPS``, about 200 MB of link loads) that ``analyze``,
-#: ``compare``, ``report``, ``place`` and ``advise`` use.  A larger box passed ``validate`` and
-#: ``generate`` and was refused only by them, without a location.  The largest 3-D tori built
-#: are far smaller (Jaguar 19,200 chips, Blue Waters 13,248; spider.yaml 19,200).
-MAX_TORUS_CHIPS = 2_000_000
 #: The largest dragonfly an inventory may describe, in switches (``groups`` times
 #: ``switches_per_group``), three times the largest built (Aurora: 166 groups of 32 switches).
 #: ``analyze``, ``compare`` and ``report`` hold the flows from every switch to every router:

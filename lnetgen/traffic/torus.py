@@ -97,10 +97,9 @@ _BATCH_FLOWS = 500_000
 _Loads = tuple[list[FloatArray], list[FloatArray], list[FloatArray]]
 
 
-#: Link loads are kept as dense (X, Y, Z, 6) arrays, two per analysis: 2,000,000 chips (126^3,
-#: about 200 MB in all) bounds them.  The largest real tori are far smaller (Jaguar 19,200 chips,
-#: Blue Waters 13,248); validation and solving scale with the nodes, not the box, and accept any.
-MAX_DENSE_CHIPS = 2_000_000
+#: Link loads are kept as dense (X, Y, Z, 6) arrays: the bound an inventory is validated
+#: against, checked again for a library caller that builds a ``Site`` by hand.
+MAX_DENSE_CHIPS = topology.MAX_TORUS_CHIPS
 
 
 def check_volume(file: str, dims: tuple[int, int, int]) -> None:
