@@ -520,6 +520,25 @@ def test_a_closed_pipe_exits_141_quietly(args: list[str]) -> None:
     assert (code, err) == (141, "")
 
 
+def test_a_pipe_closed_in_the_middle_of_a_long_document_exits_141() -> None:
+    """``solve --format json | head -c1``: the reader goes while a document longer than the
+    pipe's buffer is written.  The interpreter lost the ``EPIPE`` of that one large write,
+    which the pipe had taken in part: exit 0, the output silently cut."""
+    cmd = [sys.executable, "-m", "lnetgen", "solve", str(ROOT / "sites" / "spider.yaml")]
+    proc = subprocess.Popen(
+        [*cmd, "--format", "json"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(1) == b"{"  # 263 KB follow: the writer waits on the full pipe
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert (proc.wait(timeout=120), err) == (141, "")
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
 def test_a_full_stderr_exits_without_a_traceback() -> None:
     """Nowhere left to report: the error of a missing SITE still exits 2, silently."""
