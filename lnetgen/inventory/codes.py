@@ -50,6 +50,7 @@ CODES: dict[str, str] = {
     "E-DUP-OST": "an OST index is served by two servers of one file system",
     "E-SWITCH": "a switch is described inconsistently (tor with leaves, director without)",
     "E-LUSTRE-VERSION": "a Lustre release before 2.12, which lnetgen does not write for",
+    "E-LUSTRE-UDSP": "udsp: true for clients older than Lustre 2.15, which have no UDSP",
     "E-TUNABLE": "LNet tunables the kernel would refuse or silently change (retry_count not "
     "below transaction_timeout, peer_credits above credits or outside o2iblnd's clamp), or "
     "router buffers for a role that does not forward",
