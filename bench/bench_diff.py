@@ -9,7 +9,7 @@ times reading the dumps and comparing them with the plan:
 2. against the plan after moving one router to a new storage IP (expected: exactly the servers
    that route back through it differ).
 
-The site is ``sites/bluewaters.yaml`` (25,712 clients, 582 routers, 435 servers, 1,170 routes
+The site is ``sites/bluewaters.yaml`` (25,712 clients, 582 routers, 438 servers, 1,170 routes
 per client) when it exists and validates, else a synthetic plan of the same shape.
 
     python bench/bench_diff.py [--site FILE | --synthetic] [--tmp DIR] [--keep DIR]

@@ -1,6 +1,6 @@
 """Benchmark ``lnetgen verify`` on Blue Waters' generated output, next to its floor.
 
-Generates ``sites/bluewaters.yaml`` (25,712 clients written per class, 582 routers, 435
+Generates ``sites/bluewaters.yaml`` (25,712 clients written per class, 582 routers, 438
 servers: about a thousand lnetctl files) into a temporary directory, then times, in the same
 run:
 
