@@ -151,3 +151,12 @@ def test_a_full_site_is_refused_naming_per_oss() -> None:
     r = CliRunner().invoke(main, ["place", "clients", demo, "--oss", "oss01", "--per-oss", "1000"])
     assert r.exit_code == 2, r.output
     assert "--per-oss" in r.stderr, r.output
+
+
+def test_an_unknown_oss_is_named_by_its_option() -> None:
+    """``place clients --oss nosuch`` said ``E-ANALYZE-SERVER no server 'nosuch' in the plan``,
+    naming no option."""
+    demo = str(ROOT / "sites" / "demo.yaml")
+    r = CliRunner().invoke(main, ["place", "clients", demo, "--oss", "oss01,nosuch"])
+    assert r.exit_code == 2, r.output
+    assert "error[E-ANALYZE-SERVER] --oss: no server 'nosuch' in the plan" in r.stderr, r.output

@@ -106,7 +106,7 @@ def place_clients_cmd(
                 site_obj, plan, oss, per_oss, settings, seed, available, ix
             )
     except InputError as exc:
-        raise _about_per_oss(exc) from None
+        raise _about_options(exc) from None
     if fmt == "json":
         doc: dict[str, Any] = {
             "site": plan.site,
@@ -121,15 +121,19 @@ def place_clients_cmd(
     sys.exit(EXIT_OK)
 
 
-def _about_per_oss(exc: InputError) -> InputError:
-    """``exc`` with too few free clients (``E-PLACE-FULL``) named by ``--per-oss``, the count
-    that asked for them (its default: one client per OST of the OSS)."""
+def _about_options(exc: InputError) -> InputError:
+    """``exc`` named by the option whose value it is about: too few free clients
+    (``E-PLACE-FULL``) by ``--per-oss``, the count that asked for them (its default: one client
+    per OST of the OSS); a server the plan does not have (``E-ANALYZE-SERVER``) by ``--oss``."""
     from dataclasses import replace
 
-    full = [d for d in exc.diagnostics if d.code == "E-PLACE-FULL" and not d.file and d.path == "$"]
-    if not full:
+    option = {"E-PLACE-FULL": "--per-oss", "E-ANALYZE-SERVER": "--oss"}
+    named = [d for d in exc.diagnostics if d.code in option and not d.file and d.path == "$"]
+    if not named:
         return exc
-    return UsageError([replace(d, path="--per-oss") if d in full else d for d in exc.diagnostics])
+    return UsageError(
+        [replace(d, path=option[d.code]) if d in named else d for d in exc.diagnostics]
+    )
 
 
 def _plain(obj: Any) -> Any:
