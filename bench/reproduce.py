@@ -56,8 +56,32 @@ def main(argv: list[str]) -> int:
     print()
     link_pairs(sites)
     print()
+    wolf_draws(sites)
+    print()
     seed004(sites)
     return 0
+
+
+def wolf_draws(sites: str) -> None:
+    """Seed 002's non-contiguous job before the fix, on ten random draws of its 64 nodes (the
+    table's row is draw 0): how much the prediction depends on how scattered the job is."""
+    from lnetgen.api import load_plan
+    from lnetgen.throughput import parse_inline, predict
+    from lnetgen.throughput.fabric import simulated_routes, storage_routes
+    from lnetgen.throughput.papers import WOLF
+
+    site, plan = load_plan(str(Path(sites, "wolf.yaml")), "groups", None)[:2]
+    routes, storage = simulated_routes(site, "none"), storage_routes(site, "none")
+    got = []
+    for seed in range(10):
+        spec = parse_inline(WOLF.replace("linear", "random") + f",seed={seed}")
+        p = predict(site, plan, spec, fabric_routes=routes, storage_routes=storage)
+        got.append("n/a" if p.aggregate_mb_s is None else f"{p.aggregate_mb_s / 1000:.1f}")
+    print("Wolf, 64 random nodes, OpenSM ftree without settings, GB/s by draw (seed 0-9):")
+    print()
+    print("| " + " | ".join(str(k) for k in range(10)) + " |")
+    print("|" + "---|" * 10)
+    print("| " + " | ".join(got) + " |")
 
 
 def seed004(sites: str) -> None:
