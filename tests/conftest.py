@@ -57,6 +57,22 @@ def demo_next_pairing() -> Path:
     return path
 
 
+@cache
+def wolf_unrecorded() -> Path:
+    """Wolf as LANL found it: its compute fabric with no OpenSM settings recorded (the shipped
+    site records the fix ``fabric check`` measured, under which IO nodes sharing a port
+    position are routed apart and ``W-IO-SAME-PORT`` is not reported)."""
+    where = Path(tempfile.mkdtemp(prefix="lnetgen-tests-"))
+    atexit.register(shutil.rmtree, where, True)
+    path = where / "wolf.yaml"
+    text = (ROOT / "sites" / "wolf.yaml").read_text()
+    line = "    opensm: {io_guid_file: true, cn_guid_file: true, root_guid_file: true, "
+    line += "max_reverse_hops: 1}\n"
+    assert text.count(line) == 1
+    path.write_text(text.replace(line, ""))
+    return path
+
+
 def json_documents(
     keys: st.SearchStrategy[str] | None = None, max_leaves: int = 20
 ) -> st.SearchStrategy[object]:

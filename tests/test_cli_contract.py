@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from conftest import wolf_unrecorded
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -298,7 +299,7 @@ CASES: list[tuple[str, list[str], int | None, bool]] = [
     ),
     (
         "fabric-plan-ports-findings-json",
-        ["fabric", "plan-ports", str(WOLF), "--format", "json"],
+        ["fabric", "plan-ports", str(wolf_unrecorded()), "--format", "json"],
         1,
         True,
     ),

@@ -13,6 +13,7 @@ import jsonschema
 import pytest
 import yaml
 from click.testing import CliRunner
+from conftest import wolf_unrecorded
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -331,7 +332,7 @@ def test_render_then_parse_is_identity(net: fabric.IbNet) -> None:
 
 
 def test_wolf_same_port_warning() -> None:
-    (d,) = fabric.io_port_findings(site("wolf"))
+    (d,) = fabric.io_port_findings(load_site(str(wolf_unrecorded()))[0])
     assert (d.severity, d.code, d.path) == (
         "warning",
         "W-IO-SAME-PORT",
@@ -339,6 +340,14 @@ def test_wolf_same_port_warning() -> None:
     )
     assert "24 IO nodes (wolf-io[01-24]) sit on port 18 of 24 different leaves" in d.message
     assert "plan-ports" in d.hint
+
+
+def test_recorded_settings_silence_the_same_port_warning() -> None:
+    """Every command warned that Wolf's IO nodes share one spine, although its recorded OpenSM
+    settings route them apart (fabric check: 12x with none, 1.00x with them and with the port
+    plan on top): the warning's claim did not hold on the configured fabric."""
+    assert fabric.io_port_findings(site("wolf")) == []
+    assert fabric.plan_ports(site("wolf"))  # the plan is still there for who wants it
 
 
 def test_no_warning_without_ib_compute_fabric() -> None:
@@ -541,7 +550,7 @@ def test_cli_export_unknown_fabric_exits_2() -> None:
 
 
 def test_cli_plan_ports() -> None:
-    res = CliRunner().invoke(command, ["plan-ports", str(SITES / "wolf.yaml")])
+    res = CliRunner().invoke(command, ["plan-ports", str(wolf_unrecorded())])
     assert res.exit_code == 1  # the inventory's placement is a finding
     assert "W-IO-SAME-PORT" in res.output
     assert "wolf-io03        wfibcore1/L03:18     wfibcore1/L03:3" in res.output

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import CASES, ROOT, regen
+from conftest import CASES, ROOT, regen, wolf_unrecorded
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -389,7 +389,7 @@ def test_an_acknowledged_warning_is_listed_by_validate_only(tmp_path: Path) -> N
     validate lists it (as acknowledged, with the reason)."""
     from lnetgen.cli import main
 
-    text = (ROOT / "sites" / "wolf.yaml").read_text(encoding="utf-8")
+    text = wolf_unrecorded().read_text(encoding="utf-8")
     site = tmp_path / "wolf.yaml"
     ack = '\nacknowledge:\n  - code: W-IO-SAME-PORT\n    reason: "recabling in May"\n'
     site.write_text(text + ack, encoding="utf-8")
@@ -403,7 +403,7 @@ def test_an_acknowledged_warning_is_listed_by_validate_only(tmp_path: Path) -> N
     assert doc["warnings"] == 0 and [d["code"] for d in doc["acknowledged"]] == ["W-IO-SAME-PORT"]
     r = runner.invoke(main, ["solve", str(site)])
     assert r.exit_code == 0 and "W-IO-SAME-PORT" not in r.output
-    plain = runner.invoke(main, ["solve", str(ROOT / "sites" / "wolf.yaml")])
+    plain = runner.invoke(main, ["solve", str(wolf_unrecorded())])
     assert "warning[W-IO-SAME-PORT]" in plain.output  # without the entry it is repeated
 
 
