@@ -179,3 +179,34 @@ def test_fallback_to_minhop_is_seen_and_fails_when_recorded(tools: None, tmp_pat
     assert "FAIL: fabric home-ib: the recorded settings make OpenSM fall back from ftree" in (
         res.output
     )
+
+
+def test_a_storage_fabric_is_judged_on_the_routes_its_plan_uses(tools: None) -> None:
+    """``fabric check`` counted every router->server route of a storage fabric, traffic no
+    fine-grained layout sends: Slingshot's plan keeps every router on its servers' leaf, yet
+    it was told to record OpenSM settings and failed at 3.50x.  Judged on the plan's pairs
+    nothing crosses a spine: no advice, no failure.  Counted over every pair, as before."""
+    from lnetgen.api import load_plan
+
+    site, plan, _ = load_plan(str(SITES / "slingshot.yaml"), None, None)
+    fab = fabric_of(site, "storage-ib")
+    everything = advise.judge(fab, advise.check(site, fab, only={"none"}))
+    assert everything.scores["none"] > BOUND and everything.problems
+    pairs = advise.plan_pairs(plan)
+    routers, servers = {r.name for r in site.routers}, {s.name for s in site.servers}
+    assert pairs and all(r in routers and s in servers for r, s in pairs)
+    v = advise.judge(fab, advise.check(site, fab, pairs=pairs))
+    assert set(v.scores.values()) == {0.0} and not v.problems
+    assert v.best.key == "none" and "crosses a spine" in " ".join(v.notes)
+
+
+def test_a_plan_whose_routes_cross_the_spines_is_judged_on_them(tools: None) -> None:
+    """Baseline on the demo puts every router on every storage net: its pairs cross the spines
+    and the guid files measure better than none (1.00x against 2.00x)."""
+    from lnetgen.api import load_plan
+
+    site, plan, _ = load_plan(str(SITES / "demo.yaml"), "baseline", None)
+    fab = fabric_of(site, "storage-ib")
+    v = advise.judge(fab, advise.check(site, fab, pairs=advise.plan_pairs(plan)))
+    assert (v.scores["none"], v.scores["guid-files"]) == (2.0, 1.0)
+    assert v.best.key == "guid-files"

@@ -20,7 +20,9 @@ from lnetgen.fabric.cabling import fabric_hosts, fabric_of, layout
 from lnetgen.fabric.keep import Stage
 from lnetgen.fabric.ports import apply_moves, plan_ports
 from lnetgen.fabric.simulate import SimResult, simulate
+from lnetgen.fabric.trace import count_routes
 from lnetgen.model import Fabric, OpenSMChoice, Site
+from lnetgen.plan import Plan
 from lnetgen.progress import NO_PROGRESS, Progress
 
 #: Busiest leaf uplink allowed for what ``generate`` writes: 2x the best possible.
@@ -99,17 +101,34 @@ def checked_fabrics(site: Site, fabric: str | None) -> list[Fabric]:
     return out
 
 
+def plan_pairs(plan: Plan) -> frozenset[tuple[str, str]]:
+    """(router, server) names that exchange file data in ``plan``: a storage net's routers
+    (primary and backup) with its servers.  On a storage fabric these are the only routes
+    bulk data takes; under fine-grained routing most never leave their leaf module."""
+    return frozenset(
+        (r, s)
+        for net in plan.networks
+        if net.kind == "storage"
+        for r in net.routers
+        for s in net.servers
+    )
+
+
 def check(
     site: Site,
     fab: Fabric,
     only: set[str] | None = None,
     keep: Stage | None = None,
     progress: Progress = NO_PROGRESS,
+    pairs: frozenset[tuple[str, str]] | None = None,
 ) -> list[CheckRow]:
     """Run every candidate (or those keyed in ``only``) on every switch of ``fab``: each switch
     is simulated on its own, because the inventory does not cable switches together.  With
     ``keep``, each simulation runs in ``<fabric>/<candidate>/<switch>`` of that staging tree
-    (:mod:`lnetgen.fabric.keep`).  Raises ``SimError`` when a program is missing or fails."""
+    (:mod:`lnetgen.fabric.keep`).  On a storage fabric, ``pairs`` (:func:`plan_pairs`) limits
+    the routes counted and scored to those a plan uses; every router-server pair otherwise (a
+    compute fabric counts every compute node with every IO node).  Raises ``SimError`` when a
+    program is missing or fails."""
     hosts = fabric_hosts(site, fab)
     moves = plan_ports(site, hosts) if fab.name == site.client_fabric else []
     rows: list[CheckRow] = []
@@ -126,6 +145,9 @@ def check(
             lay = layout(site, replace(fab, switches=(sw,)), part)
             sub, final = keep.sub(fab.name, cand.key, sw.name) if keep else (None, None)
             result = simulate(lay, files=files, keep=sub, keep_as=final)
+            if pairs is not None and fab.role == "storage":
+                fwd, back = count_routes(lay, result.tables, result.lids, pairs)
+                result = replace(result, forward=fwd, backward=back)
             rows.append(CheckRow(cand, sw.name, result))
         tick()
     return rows
@@ -175,6 +197,12 @@ def judge(fab: Fabric, rows: list[CheckRow]) -> Verdict:
         v.notes.append(
             f"ftree falls back on {len(fallbacks['none'])} switch(es) of this fabric whatever "
             f"the settings ({fallbacks['none'][0]}); lnetgen writes no routing setting here"
+        )
+    spines = any(r.result.forward.spine for r in rows)  # not a fabric of top-of-rack switches
+    if spines and not any(r.result.forward.uplink or r.result.backward.uplink for r in rows):
+        v.notes.append(
+            "no route between hosts that exchange data crosses a spine on this fabric: "
+            "OpenSM's settings change nothing here"
         )
     if unhealthy.get(written.key):
         v.problems.append(
@@ -226,4 +254,5 @@ __all__ = [
     "check",
     "checked_fabrics",
     "judge",
+    "plan_pairs",
 ]

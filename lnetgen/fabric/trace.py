@@ -9,9 +9,8 @@ directions, :func:`route_health` looks at all host pairs.
 from __future__ import annotations
 
 import itertools
-import math
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -133,23 +132,41 @@ class _Tracer:
 
 
 def count_routes(
-    lay: Layout, tables: dict[int, dict[int, int]], lids: dict[int, int]
+    lay: Layout,
+    tables: dict[int, dict[int, int]],
+    lids: dict[int, int],
+    pairs: frozenset[tuple[str, str]] | None = None,
 ) -> tuple[Direction, Direction]:
-    """Trace every class-A -> class-B and B -> A route through the forwarding tables."""
+    """Trace every class-A -> class-B and B -> A route through the forwarding tables, or only
+    those of ``pairs`` ((class-A host, class-B host) names, both ways): the hosts that
+    exchange data, e.g. the routers and servers of one storage net of a plan.
+
+    A leaf's best possible busiest uplink: OpenSM routes every destination from a leaf over
+    one uplink, so the routes from the leaf's sources to one destination elsewhere go
+    together; spread largest first over the leaf's uplinks (exact when every destination has
+    as many, as with every pair: sources x ceil(destinations elsewhere / uplinks))."""
     src_kind, io_kind = host_classes(lay)
     tracer = _Tracer(lay, tables, lids)
     spine_index = {c.guid: k for k, c in enumerate(lay.spines)}
     a_hosts = [h for h in lay.hosts if h.kind == src_kind]
     b_hosts = [h for h in lay.hosts if h.kind == io_kind]
 
-    def direction(srcs: list[Host], dsts: list[Host]) -> Direction:
+    def wanted(src: Host, dst: Host, forward: bool) -> bool:
+        if pairs is None:
+            return True
+        return ((src.name, dst.name) if forward else (dst.name, src.name)) in pairs
+
+    def direction(srcs: list[Host], dsts: list[Host], forward: bool) -> Direction:
         d = Direction(spine=[0] * len(lay.spines))
         up: Counter[tuple[int, int]] = Counter()
+        toward: dict[int, Counter[str]] = defaultdict(Counter)  # leaf -> dst -> routes
         for dst in dsts:
             for src in srcs:
-                if src.name == dst.name:
+                if src.name == dst.name or not wanted(src, dst, forward):
                     continue
                 d.routes += 1
+                if tracer.leaf(src) != tracer.leaf(dst):
+                    toward[tracer.leaf(src)][dst.name] += 1
                 hops = tracer.path(tracer.leaf(src), dst)
                 if hops is None:
                     d.unrouted += 1
@@ -163,21 +180,28 @@ def count_routes(
                         up[(sw, out)] += 1
         d.uplink = {(tracer.label[g], p): n for (g, p), n in sorted(up.items())}
         # worst uplink against the best possible on each leaf
-        by_leaf_src = Counter(tracer.leaf(h) for h in srcs)
-        by_leaf_dst = Counter(tracer.leaf(h) for h in dsts)
         for c in lay.leaves:
             n_up = len(lay.uplinks.get((c.switch, c.leaf), ()))
-            if not n_up or not by_leaf_src[c.guid]:
+            if not n_up or not toward[c.guid]:
                 continue
-            elsewhere = len(dsts) - by_leaf_dst[c.guid]
-            best = by_leaf_src[c.guid] * math.ceil(elsewhere / n_up)
+            best = _spread(sorted(toward[c.guid].values(), reverse=True), n_up)
             load = max((n for (g, _p), n in up.items() if g == c.guid), default=0)
             if best and load / best > d.worst_ratio:
                 d.worst_ratio, d.worst_leaf = load / best, c.label
                 d.worst_load, d.worst_best = load, best
         return d
 
-    return direction(a_hosts, b_hosts), direction(b_hosts, a_hosts)
+    return direction(a_hosts, b_hosts, True), direction(b_hosts, a_hosts, False)
+
+
+def _spread(weights: list[int], bins: int) -> int:
+    """The busiest of ``bins`` after placing ``weights`` (largest first) each on the least
+    loaded bin."""
+    loads = [0] * bins
+    for w in weights:
+        k = loads.index(min(loads))
+        loads[k] += w
+    return max(loads)
 
 
 def host_paths(
