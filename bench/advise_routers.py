@@ -1,5 +1,5 @@
 """Time ``lnetgen advise routers`` at the command's defaults (up to one router moved, a budget
-of 400 predictions, the default workload: one single-stripe file per OST on random nodes) on
+of 400 placements, the default workload: one single-stripe file per OST on random nodes) on
 Spider and Blue Waters, next to its floors.
 
 Per site it prints the search's time and the predictions it made, next to floor 1: one

@@ -25,11 +25,22 @@ def site_plan(name: str, strategy: str) -> tuple[Site, Plan]:
     return site, plan
 
 
+def with_ost_rate(site: Site, mb_s: float = 1000.0) -> Site:
+    """``site`` with an OST rate (labelled a test figure): stripe advice needs one."""
+    from dataclasses import replace
+
+    from lnetgen.rates import Rate
+
+    return replace(site, rates=replace(site.rates, ost=Rate(mb_s, "test figure")))
+
+
 def test_blue_waters_scratch_ten_pools_of_144() -> None:
     """Seed 001: 1,440 OSTs, 12 behind each 4:3 group, a stripe limit of 160 -> ten pools
-    of 144 OSTs (twelve whole groups each), as the paper built them; lctl ranges in hex."""
+    of 144 OSTs (twelve whole groups each), as the paper built them; lctl ranges in hex.
+    Blue Waters gives no OST rate, so the advice is judged with a test figure of 1,000 MB/s
+    (without one it is withheld: tests/test_advise_measured.py)."""
     site, plan = site_plan("bluewaters", "groups")
-    a = advise_stripes(site, plan, "scratch", max_stripe=160)
+    a = advise_stripes(with_ost_rate(site), plan, "scratch", max_stripe=160)
     assert (a.osts, a.group_osts, a.stripe_count, len(a.pools)) == (1440, 12, 144, 10)
     assert all(len(p.osts) == 144 and len(p.nets) == 12 for p in a.pools)
     assert a.commands[:2] == (
@@ -41,32 +52,41 @@ def test_blue_waters_scratch_ten_pools_of_144() -> None:
     # judged: ten files, one per pool, against one single-stripe file
     assert a.advised is not None and a.default is not None
     assert a.advised.aggregate_mb_s == 900_000.0  # SCRATCH's 360 OSS at 2.5 GB/s
-    assert a.default.aggregate_mb_s == 2_500.0  # one OST's OSS
+    assert a.default.aggregate_mb_s == 1_000.0  # one OST
+    # on five random draws of the 1,440 ranks, all gaining
+    assert [j.seed for j in a.judged] == [0, 1, 2, 3, 4] and a.no_advice == ""
 
 
 def test_home_fits_under_the_limit() -> None:
     site, plan = site_plan("bluewaters", "groups")
-    a = advise_stripes(site, plan, "home")
+    a = advise_stripes(with_ost_rate(site), plan, "home")
+    assert (a.max_stripe, a.limit_source[:8]) == (160, "assumed:")  # no release stated
     assert a.stripe_count == 144 and a.pools == ()
     assert a.commands == ("lfs setstripe -c 144 FILE",)
 
 
 def test_a_job_gets_its_nearest_group() -> None:
-    """On the demo (no rates: every width predicts n/a, so the narrowest is kept) a one-node
-    job gets the OSTs of the group nearest to it -- the same OSTs ``place osts`` ranks first
-    for that client."""
+    """On the demo a one-node job is judged on the OSTs of the group nearest to it -- the
+    same OSTs ``place osts`` ranks first for that client.  The demo gives no rates: no width
+    can be chosen, so no advice (it was ``lfs setstripe -c 12 -o ...``, judged n/a); with an
+    OST rate the widths are predicted and the narrowest within 95 % of the best is given."""
     site, plan = site_plan("demo", "groups")
     a = advise_stripes(site, plan, "scratch", job=[0], job_label=site.clients.names[0])
     near = place_osts(site, plan, site.clients.names[0], a.group_osts, "scratch")
     assert set(a.job_osts) == {o.index for o in near}
-    assert a.commands[-1].startswith(f"lfs setstripe -c {a.group_osts} -o ")
+    assert a.commands == () and "needs the ost rate" in a.no_advice
+    b = advise_stripes(
+        with_ost_rate(site), plan, "scratch", job=[0], job_label=site.clients.names[0]
+    )
+    assert b.no_advice == "" and b.commands[-1].startswith(f"lfs setstripe -c {b.stripe_count} -o ")
 
 
 def test_cli_text_json_and_errors() -> None:
     demo = str(SITES / "demo.yaml")
     r = CliRunner().invoke(stripes_cmd, [demo, "--fs", "scratch"])
     assert r.exit_code == 0, r.output
-    assert "lfs setstripe -c" in r.output and "n/a" in r.output
+    assert "no advice: needs the ost rate" in r.output and "n/a" in r.output
+    assert "lfs setstripe" not in r.output
     r = CliRunner().invoke(stripes_cmd, [demo, "--fs", "scratch", "--format", "json"])
     assert json.loads(r.stdout)["fs"] == "scratch"
     for args, words in (
@@ -148,11 +168,12 @@ def test_advise_runs_on_every_shipped_site() -> None:
         for fs in sorted({s.fs for s in site.servers if s.role == "oss" and s.osts}):
             a = advise_stripes(site, plan, fs, max_stripe=160)
             assert a.stripe_count % a.group_osts == 0 or a.notes
-            assert a.commands
+            assert bool(a.commands) == (a.no_advice == "")
+            assert a.stripe_count <= 160
         if site.torus is None:
             continue
         r = advise_routers(site, plan, parse_inline("nodes=random"), count=1, budget=6)
-        assert r.method == "greedy" and r.evaluated <= 6
+        assert r.method == "greedy" and r.evaluated <= 6 * len(r.seeds)
         before, after = r.before.aggregate_mb_s or 0, r.after.aggregate_mb_s or 0
         assert before <= after <= (r.bound_mb_s or float("inf")) + 1e-6
 

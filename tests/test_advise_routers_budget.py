@@ -26,9 +26,10 @@ PINNED = [
     ("spider", SPIDER_JOB, 2, 24, "greedy", 19,
      ["routers[57] (rtr058).coords: [3, 18, 14] -> [6, 0, 0]"],
      29463.414634, 34514.285714, 71428.571429),
-    ("bluewaters", "nodes=random", 1, 40, "greedy", 37,
-     ["routers[284] (rtr285).coords: [14, 21, 22] -> [5, 3, 12]"],
-     1012500.0, 1045161.290323, 1080000.0),
+    # nodes=random is judged on seeds 0-4: rtr285's move gains on seed 0 only (1012.5 ->
+    # 1045.2 GB/s), so it is no longer advised (tests/test_advise_measured.py)
+    ("bluewaters", "nodes=random", 1, 40, "greedy", 58, [],
+     1012500.0, 1012500.0, 1080000.0),
 ]  # fmt: skip
 
 

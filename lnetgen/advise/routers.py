@@ -1,6 +1,6 @@
 """Where to put routers: move up to N routers to free router slots (``topology.router_slots``)
-so that a workload's predicted bandwidth is highest (``lnetgen.throughput``), the fullest torus
-link breaking ties.
+so that a workload's predicted bandwidth is highest (``lnetgen.throughput``), the slowest
+rank's rate breaking ties.
 
 Seed 001 §III: dimension-order routing loads only two of a router's six links, and a router's
 torus position decides which clients reach it through which links; ORNL moved routers to
@@ -8,16 +8,22 @@ spread load.  The plan is kept (the same routes, the routers at new positions), 
 is for layouts whose routes do not depend on positions; ``nearest-neighbor`` should be solved
 again after the move.
 
-* **Exact** when every placement fits in ``budget`` evaluations: every choice of up to N
-  routers and as many free slots is predicted.
+A placement is judged on every seed of the workload's draw (``lnetgen.advise.seeds``: five
+for ``nodes=random`` or ``background``, one otherwise): its worth is its smallest gain over
+the seeds, and it is advised only when that gain is positive -- a gain on every draw, not on
+one.  A placement is predicted seed after seed and dropped at the first seed where it cannot
+beat the best so far, so most cost one prediction.
+
+* **Exact** when every placement fits in ``budget``: every choice of up to N routers and as
+  many free slots is judged.
 * **Greedy** otherwise: N rounds, each making the single move (router -> free slot) that
-  predicts best, among the routers whose paths carry the most torus load and the free slots
-  nearest the workload's nodes (``budget`` evaluations in all).  Its bound: the prediction with
-  the torus unconstrained -- what no placement can beat, since moving routers changes only
-  torus paths.
+  judges best, among the routers farthest from the workload's nodes (the first seed's) and the
+  free slots nearest to them (``budget`` placements in all).  Its bound: the prediction with the
+  torus unconstrained -- what no placement can beat, since moving routers changes only torus
+  paths.
 
 A move changes the torus paths only: the plan is indexed and the ranks and their resources are
-built once, and each prediction lays out the torus again and solves
+built once per seed, and each prediction lays out the torus again and solves
 (``lnetgen.throughput.moved``), the same prediction as the moved site's.
 """
 
@@ -25,13 +31,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from lnetgen import topology
+from lnetgen.advise.seeds import seeds_of
 from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.throughput import Prediction, WorkloadSpec, build_ranks, predict
@@ -51,6 +57,18 @@ class Move:
 
 
 @dataclass(frozen=True)
+class SeedGain:
+    """One seed's draw of the workload: the aggregate and the slowest rank's rate before and
+    after the moves (MB/s, None: n/a)."""
+
+    seed: int
+    before_mb_s: float | None
+    after_mb_s: float | None
+    before_rank_min_mb_s: float | None
+    after_rank_min_mb_s: float | None
+
+
+@dataclass(frozen=True)
 class RouterAdvice:
     site: str
     strategy: str
@@ -58,17 +76,95 @@ class RouterAdvice:
     count: int
     method: str  # exact | greedy
     slots: int  # free slots considered
-    evaluated: int
+    evaluated: int  # predictions made, over every seed
     moves: tuple[Move, ...]
     edits: tuple[str, ...]
-    before: Prediction
-    after: Prediction
-    bound_mb_s: float | None  # torus unconstrained: no placement predicts more
+    before: Prediction  # the first seed's
+    after: Prediction  # the first seed's (``before`` when no move is advised)
+    #: the torus unconstrained, first seed: no placement predicts more (None: n/a, or a
+    #: workload with ``background``, whose streams would take what the torus frees)
+    bound_mb_s: float | None
+    #: the draws judged (``lnetgen.advise.seeds``): a move is advised only when it gains on
+    #: every one
+    seeds: tuple[int, ...] = ()
+    by_seed: tuple[SeedGain, ...] = ()
+    #: the best placement on the first seed alone, when that is not advised (its gain does
+    #: not hold on every seed): its edits and its figures per seed
+    rejected: tuple[str, ...] = ()
+    rejected_by_seed: tuple[SeedGain, ...] = ()
 
 
-def _score(p: Prediction) -> tuple[float, float]:
+#: A difference smaller than this fraction of the figure is no gain (rounding of the solver).
+_TOLERANCE = 1e-9
+
+Gain = tuple[float, float]
+NO_GAIN: Gain = (0.0, 0.0)
+
+
+def _score(p: Prediction) -> Gain:
     """Higher is better: the IOR aggregate, then the slowest rank's rate."""
     return (p.aggregate_mb_s or 0.0, p.rank_min_mb_s or 0.0)
+
+
+def _gain(after: Prediction, before: Prediction) -> Gain:
+    """``after`` over ``before``: the aggregate's gain, then the slowest rank's (MB/s)."""
+    out = []
+    for a, b in zip(_score(after), _score(before), strict=True):
+        d = a - b
+        out.append(0.0 if abs(d) <= _TOLERANCE * max(abs(b), 1.0) else d)
+    return (out[0], out[1])
+
+
+class _Judge:
+    """Predicts placements on every seed of the workload's draw, each seed's ranks built
+    once (``MovedRouters``); a placement's worth is its smallest gain over the seeds."""
+
+    def __init__(self, site: Site, plan: Plan, spec: WorkloadSpec) -> None:
+        self.seeds = seeds_of(spec)
+        first = MovedRouters(site, plan, replace(spec, seed=self.seeds[0]))
+        self.movers = [first] + [
+            MovedRouters(site, plan, replace(spec, seed=s), index=first.ix) for s in self.seeds[1:]
+        ]
+        self.ix = first.ix
+        self.before = [m.predict({}) for m in self.movers]
+
+    @property
+    def predictions(self) -> int:
+        return sum(m.predictions for m in self.movers)
+
+    def first(self, moves: dict[str, Coords]) -> tuple[Gain, Prediction]:
+        """The gain on the first seed alone."""
+        p = self.movers[0].predict(moves)
+        return _gain(p, self.before[0]), p
+
+    def worst(
+        self, moves: dict[str, Coords], floor: Gain, first: tuple[Gain, Prediction]
+    ) -> tuple[Gain, list[Prediction]] | None:
+        """The smallest gain over the seeds and the predictions, or None as soon as one seed
+        gains no more than ``floor`` (the placement cannot beat it)."""
+        low, p = first
+        if low <= floor:
+            return None
+        out = [p]
+        for mover, before in zip(self.movers[1:], self.before[1:], strict=True):
+            q = mover.predict(moves)
+            low = min(low, _gain(q, before))
+            if low <= floor:
+                return None
+            out.append(q)
+        return low, out
+
+    def all_seeds(self, moves: dict[str, Coords]) -> list[Prediction]:
+        return [m.predict(moves) for m in self.movers]
+
+    def figures(self, after: list[Prediction]) -> tuple[SeedGain, ...]:
+        return tuple(
+            SeedGain(s, b.aggregate_mb_s, a.aggregate_mb_s, b.rank_min_mb_s, a.rank_min_mb_s)
+            for s, b, a in zip(self.seeds, self.before, after, strict=True)
+        )
+
+
+Best = tuple[Gain, dict[str, Coords], list[Prediction]]
 
 
 def advise_routers(
@@ -92,35 +188,55 @@ def advise_routers(
             "E-USAGE",
             "no free router slot: list candidate positions in topology.router_slots",
         )
-    mover = MovedRouters(site, plan, spec)
-    judge = mover.predict
-    before = judge({})
+    judge = _Judge(site, plan, spec)
     names = [r.name for r in site.routers]
     total = sum(math.comb(len(names), k) * math.perm(len(free), k) for k in range(1, count + 1))
-    best: tuple[tuple[float, float], dict[str, Coords], Prediction] = (_score(before), {}, before)
+    best: Best = (NO_GAIN, {}, list(judge.before))
+    # the best placement on the first seed alone (its gain there, the moves)
+    alone: tuple[Gain, dict[str, Coords]] = (NO_GAIN, {})
     if total <= budget:
         method = "exact"
         for k in range(1, count + 1):
             for who in itertools.combinations(names, k):
                 for where in itertools.permutations(free, k):
                     moves = dict(zip(who, where, strict=True))
-                    p = judge(moves)
-                    if _score(p) > best[0]:
-                        best = (_score(p), moves, p)
+                    first = judge.first(moves)
+                    if first[0] > alone[0]:
+                        alone = (first[0], moves)
+                    tried = judge.worst(moves, best[0], first)
+                    if tried is not None:
+                        best = (tried[0], moves, tried[1])
     else:
         method = "greedy"
-        ranks = build_ranks(site, plan, mover.ix, spec)
+        # the candidates: near the first seed's nodes (each is judged on every seed)
+        ranks = build_ranks(site, plan, judge.ix, replace(spec, seed=judge.seeds[0]))
         chips = np.unique(site.clients.coords[ranks.node].astype(np.int64), axis=0)
-        best = _greedy(site, chips, free, count, budget - 1, best, judge)
+        best, alone = _greedy(site, chips, free, count, budget - 1, best, judge)
     coords = {r.name: r.coords for r in site.routers}
     index = {r.name: i for i, r in enumerate(site.routers)}
-    chosen = tuple(
-        Move(n, coords[n] or (0, 0, 0), c)
-        for n, c in sorted(best[1].items(), key=lambda m: index[m[0]])
-    )
-    unbounded = replace(site, rates=replace(site.rates, torus_link=None))
-    # the index does not depend on the rates
-    bound = predict(unbounded, plan, spec, index=replace(mover.ix, site=unbounded, memo={}))
+
+    def as_moves(at: dict[str, Coords]) -> tuple[Move, ...]:
+        return tuple(
+            Move(n, coords[n] or (0, 0, 0), c)
+            for n, c in sorted(at.items(), key=lambda m: index[m[0]])
+        )
+
+    chosen = as_moves(best[1])
+    rejected: tuple[Move, ...] = ()
+    rejected_by_seed: tuple[SeedGain, ...] = ()
+    if alone[1] and alone[1] != best[1] and alone[0] > NO_GAIN:
+        rejected = as_moves(alone[1])
+        rejected_by_seed = judge.figures(judge.all_seeds(alone[1]))
+    bound_mb_s: float | None = None
+    if not spec.background:  # other jobs' streams would take what the torus frees
+        unbounded = replace(site, rates=replace(site.rates, torus_link=None))
+        # the index does not depend on the rates
+        bound_mb_s = predict(
+            unbounded,
+            plan,
+            replace(spec, seed=judge.seeds[0]),
+            index=replace(judge.ix, site=unbounded, memo={}),
+        ).aggregate_mb_s
     return RouterAdvice(
         site.name,
         plan.strategy,
@@ -128,12 +244,16 @@ def advise_routers(
         count,
         method,
         len(free),
-        mover.predictions,
+        judge.predictions,
         chosen,
         tuple(m.edit(index[m.router]) for m in chosen),
-        before,
-        best[2],
-        bound.aggregate_mb_s,
+        judge.before[0],
+        best[2][0],
+        bound_mb_s,
+        judge.seeds,
+        judge.figures(best[2]),
+        tuple(m.edit(index[m.router]) for m in rejected),
+        rejected_by_seed,
     )
 
 
@@ -143,11 +263,12 @@ def _greedy(
     free: list[Coords],
     count: int,
     budget: int,
-    best: tuple[tuple[float, float], dict[str, Coords], Prediction],
-    judge: Callable[[dict[str, Coords]], Prediction],
-) -> tuple[tuple[float, float], dict[str, Coords], Prediction]:
+    best: Best,
+    judge: _Judge,
+) -> tuple[Best, tuple[Gain, dict[str, Coords]]]:
     """``count`` rounds of the best single move among the routers farthest (mean hops) from
-    the workload's chips and the free slots nearest to them, within ``budget`` predictions."""
+    the workload's chips and the free slots nearest to them, within ``budget`` placements;
+    and the best placement tried on the first seed alone."""
     t = site.torus
     assert t is not None
     sample = chips[:: max(len(chips) // 256, 1)]
@@ -157,6 +278,7 @@ def _greedy(
 
     side = max(int(math.sqrt(max(budget // count, 1))), 1)
     moves = dict(best[1])
+    alone: tuple[Gain, dict[str, Coords]] = (NO_GAIN, {})
     for _ in range(count):
         placed = {r.name: moves.get(r.name, r.coords or (0, 0, 0)) for r in site.routers}
         movable = sorted(
@@ -168,11 +290,14 @@ def _greedy(
         for n in movable:
             for slot in open_slots[:side]:
                 trial = {**moves, n: slot}
-                p = judge(trial)
-                if _score(p) > round_best[0]:
-                    round_best = (_score(p), trial, p)
+                first = judge.first(trial)
+                if first[0] > alone[0]:
+                    alone = (first[0], trial)
+                tried = judge.worst(trial, round_best[0], first)
+                if tried is not None:
+                    round_best = (tried[0], trial, tried[1])
         if round_best is best:
             break
         best = round_best
         moves = dict(best[1])
-    return best
+    return best, alone

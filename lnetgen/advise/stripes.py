@@ -2,8 +2,8 @@
 
 * **Stripe count** (seed 001 §IV): a multiple of the OSTs behind one LNet group, so that every
   group's routers carry an equal share; the largest such multiple within the file system and
-  the stripe limit (``LOV_MAX_STRIPE_COUNT``: 2000 in current Lustre, 160 where the MDT lacks
-  large extended attributes, as on Blue Waters).
+  the stripe limit (:func:`stripe_limit`).  When one group has more OSTs than the limit no
+  multiple fits: the stripe count is the limit, and no pool is made.
 * **Pools** when the file system has more OSTs than the limit (seed 001: SCRATCH's 1,440 OSTs
   in ten pools of 144): whole groups per pool, in group order, as ``lctl pool_new`` /
   ``lctl pool_add`` lines (run on the MGS; ``OST[start-end]`` ranges are hexadecimal, as
@@ -13,27 +13,60 @@
 
 The advice is judged by the throughput model: a shared file per pool (or one over the job's
 OSTs) written by the same ranks on the same nodes, against Lustre's default layout (stripe
-count 1: the whole file on one OST).
+count 1: the whole file on one OST).  It is given -- ``commands`` -- only when that judgement
+shows a gain: both layouts predicted with the OST rate known (the layouts differ in the OSTs
+they use; without it the default layout's figure is a bound set by something else) and the
+advice predicting more.  Otherwise ``no_advice`` says why and ``commands`` is empty.
 """
 
 from __future__ import annotations
 
 import shlex
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from lnetgen.advise.seeds import seeds_of
 from lnetgen.model import Site
 from lnetgen.place.hops import net_hops
 from lnetgen.plan import Plan
 from lnetgen.throughput import Prediction, WorkloadSpec, predict
 from lnetgen.traffic import PlanIndex, index_plan, input_error
 
-#: Lustre's stripe limit (include/uapi/linux/lustre/lustre_user.h LOV_MAX_STRIPE_COUNT) and the
-#: older one (LOV_MAX_STRIPE_COUNT_OLD, an MDT without large extended attributes).
+#: Lustre's stripe limits (lustre-release include/uapi/linux/lustre/lustre_user.h):
+#: ``LOV_MAX_STRIPE_COUNT`` since 2.2 (LU-80), reached only where the MDT stores extended
+#: attributes larger than a block -- ZFS, or ldiskfs with ``ea_inode`` -- and
+#: ``LOV_MAX_STRIPE_COUNT_OLD``, what a layout in one 4 KiB block holds (lod_qos.c
+#: ``lod_get_stripe_count`` clamps a wider request to what the MDT's xattr size holds).
 MAX_STRIPE = 2000
 MAX_STRIPE_OLD = 160
+#: mkfs.lustre formats an ldiskfs MDT with ``ea_inode`` from this release on (LU-1732,
+#: lustre/utils/libmount_utils_ldiskfs.c); MDTs formatted earlier keep 160 unless tuned.
+EA_INODE_SINCE = (2, 13)
+
+
+def stripe_limit(site: Site) -> tuple[int, str]:
+    """The stripe limit assumed without ``--max-stripe``, and what it rests on.  The inventory
+    does not say how the MDT was formatted, so the release of the servers decides: 2000 on
+    2.13 or later (mkfs.lustre's ``ea_inode`` default), else 160 (the limit every MDT
+    allows)."""
+    v = site.lustre.of("server")
+    if v is not None and v >= EA_INODE_SINCE:
+        return MAX_STRIPE, (
+            f"assumed: LOV_MAX_STRIPE_COUNT, the servers run {'.'.join(map(str, v))} "
+            "(an MDT formatted by 2.13 or later, or on ZFS); 160 on an older ldiskfs MDT "
+            "(--max-stripe)"
+        )
+    why = (
+        "the release is not stated"
+        if v is None
+        else f"the servers run {'.'.join(map(str, v))}, before mkfs.lustre's ea_inode default"
+    )
+    return MAX_STRIPE_OLD, (
+        f"assumed: LOV_MAX_STRIPE_COUNT_OLD, {why}; 2000 with a ZFS MDT or an ldiskfs MDT "
+        "with ea_inode (--max-stripe 2000)"
+    )
 
 
 @dataclass(frozen=True)
@@ -44,6 +77,13 @@ class Pool:
 
 
 @dataclass(frozen=True)
+class Judged:
+    seed: int
+    advised_mb_s: float | None
+    default_mb_s: float | None
+
+
+@dataclass(frozen=True)
 class StripeAdvice:
     site: str
     strategy: str
@@ -51,6 +91,8 @@ class StripeAdvice:
     osts: int  # OSTs of the file system
     group_osts: int  # OSTs behind one storage net (the multiple)
     max_stripe: int
+    limit_source: str  # "--max-stripe", or what the assumed limit rests on
+    multiple_fits: bool  # a multiple of group_osts is within the limit
     stripe_count: int
     pools: tuple[Pool, ...]
     job: str  # the job's node set, or ''
@@ -60,6 +102,11 @@ class StripeAdvice:
     advised: Prediction | None
     default: Prediction | None
     notes: tuple[str, ...]
+    #: why no advice is given ("" when ``commands`` holds it)
+    no_advice: str = ""
+    #: the aggregate of the advice and of the default layout on each seed of the ranks' draw
+    #: (``lnetgen.advise.seeds``); ``advised``/``default`` are the first seed's predictions
+    judged: tuple[Judged, ...] = ()
 
 
 def ost_list(osts: tuple[int, ...]) -> str:
@@ -98,13 +145,14 @@ def advise_stripes(
     fs: str | None = None,
     job: list[int] | None = None,
     job_label: str = "",
-    max_stripe: int = MAX_STRIPE,
+    max_stripe: int | None = None,
     path: str = "FILE",
     index: PlanIndex | None = None,
 ) -> StripeAdvice:
     """Stripe advice for ``fs`` (see the module docstring); ``job``: client indices of the
-    job.  Raises ``InputError`` (E-USAGE) for an unknown file system, one without OSTs, a
-    missing ``fs`` where several have OSTs, or a stripe limit below 1."""
+    job; ``max_stripe`` None: :func:`stripe_limit`.  Raises ``InputError`` (E-USAGE) for an
+    unknown file system, one without OSTs, a missing ``fs`` where several have OSTs, or a
+    stripe limit below 1."""
     ix = index or index_plan(site, plan)
     with_osts = sorted({s.fs for s in site.servers if s.role == "oss" and s.osts})
     if fs is None:
@@ -118,6 +166,10 @@ def advise_stripes(
         raise input_error(
             "E-USAGE", f"no file system {fs!r} with OSTs (have: {', '.join(with_osts)})"
         )
+    if max_stripe is None:
+        max_stripe, limit_source = stripe_limit(site)
+    else:
+        limit_source = "--max-stripe"
     if max_stripe < 1:
         raise input_error("E-USAGE", f"--max-stripe must be at least 1, not {max_stripe}")
     groups = _groups(site, ix, fs)
@@ -132,11 +184,10 @@ def advise_stripes(
             + f"); the multiple is the most common, {g}"
         )
     limit = min(max_stripe, n)
-    k = (limit // g) * g if g <= limit else limit
-    if g > limit:
-        notes.append(f"a group has {g} OSTs, more than the limit {limit}: no multiple fits")
-    per_pool = max(k // g, 1)
-    if n > max_stripe and len(sizes) == 1 and g <= limit:
+    fits = g <= limit
+    k = (limit // g) * g if fits else limit
+    per_pool = k // g if fits else 0
+    if n > max_stripe and len(sizes) == 1 and fits:
         # as few pools as the limit allows that take the groups in equal shares (seed 001:
         # 120 groups of 12 OSTs under a limit of 160 -> 10 pools of 144, not 9 of 156 + 36)
         for npools in range(-(-n // max_stripe), len(groups) + 1):
@@ -146,16 +197,12 @@ def advise_stripes(
                 break
     pools: list[Pool] = []
     commands: list[str] = []
-    if n > max_stripe and not job:
-        for i in range(0, len(groups), per_pool):
-            chunk = groups[i : i + per_pool]
-            name = f"g{len(pools) + 1:02d}"
-            osts = tuple(o for _, os_ in chunk for o in os_)
-            pools.append(Pool(name, osts, tuple(net for net, _ in chunk)))
-        if len(groups) % per_pool:
+    if n > max_stripe and not job and fits and max(sizes) <= max_stripe:
+        pools = _pools(groups, per_pool, max_stripe)
+        if len({len(p.nets) for p in pools}) > 1:
             notes.append(
-                f"the last pool has {len(groups) % per_pool} group(s), not {per_pool}: its "
-                "files get a smaller share"
+                f"the pools hold {', '.join(str(len(p.nets)) for p in pools)} group(s): a "
+                "pool with fewer gets a smaller share"
             )
         for p in pools:
             commands.append(f"lctl pool_new {fs}.{p.name}")
@@ -165,9 +212,12 @@ def advise_stripes(
             commands.append(
                 f"lfs setstripe -p {p.name} -c {len(p.osts)} {shlex.quote(f'{path}.{p.name}')}"
             )
+    elif n > max_stripe and not job and not fits:
+        notes.append(f"no pool of whole groups fits under the limit {max_stripe}")
     job_osts: tuple[int, ...] = ()
+    no_advice = ""
     if job:
-        job_osts = _job_osts(site, plan, ix, fs, job, job_label, groups, k, g)
+        job_osts, no_advice = _job_osts(site, plan, ix, fs, job, job_label, groups, k, g)
         k = len(job_osts)
         commands.append(
             f"lfs setstripe -c {len(job_osts)} -o {ost_list(job_osts)} {shlex.quote(path)}"
@@ -176,7 +226,9 @@ def advise_stripes(
             notes.append("the job's OSTs are listed with -o; no pool is needed for them")
     elif not pools:
         commands.append(f"lfs setstripe -c {k} {shlex.quote(path)}")
-    advised, default, ranks = _judge(site, plan, ix, fs, job, job_label, pools, k, groups, job_osts)
+    assert k <= max_stripe and all(len(p.osts) <= max_stripe for p in pools)
+    judged, ranks = _judge(site, plan, ix, fs, job, job_label, pools, k, groups, job_osts)
+    no_advice = no_advice or _verdict(judged)
     return StripeAdvice(
         site.name,
         plan.strategy,
@@ -184,16 +236,65 @@ def advise_stripes(
         n,
         g,
         max_stripe,
+        limit_source,
+        fits,
         k,
         tuple(pools),
         job_label,
         job_osts,
-        tuple(commands),
+        () if no_advice else tuple(commands),
         ranks,
-        advised,
-        default,
+        judged[0][1],
+        judged[0][2],
         tuple(notes),
+        no_advice,
+        tuple(Judged(seed, a.aggregate_mb_s, d.aggregate_mb_s) for seed, a, d in judged),
     )
+
+
+def _pools(groups: list[tuple[str, tuple[int, ...]]], per_pool: int, limit: int) -> list[Pool]:
+    """Consecutive whole groups, ``per_pool`` to a pool and never more OSTs than ``limit``
+    (groups of unequal size may close a pool early)."""
+    chunks: list[list[tuple[str, tuple[int, ...]]]] = []
+    for grp in groups:
+        last = chunks[-1] if chunks else None
+        if (
+            last is not None
+            and len(last) < per_pool
+            and sum(len(o) for _, o in last) + len(grp[1]) <= limit
+        ):
+            last.append(grp)
+        else:
+            chunks.append([grp])
+    return [
+        Pool(f"g{i + 1:02d}", tuple(o for _, os_ in c for o in os_), tuple(net for net, _ in c))
+        for i, c in enumerate(chunks)
+    ]
+
+
+def needs(*predictions: Prediction | None) -> str:
+    """``no advice: needs ...``: the OST rate, missing on any of ``predictions``' paths, or a
+    figure the model could not give; "" when every figure is known."""
+    for p in predictions:
+        if p is None or "ost" in p.unknown:
+            return "needs the ost rate (the site gives none)"
+    for p in predictions:
+        if p is not None and p.aggregate_mb_s is None:
+            return "needs the rates of " + ", ".join(p.unknown)
+    return ""
+
+
+def _verdict(judged: list[tuple[int, Prediction, Prediction]]) -> str:
+    """Why the advice is not given ("" when the model shows it helps on every seed)."""
+    for seed, advised, default in judged:
+        missing = needs(advised, default)
+        if missing:
+            return missing
+        assert advised.aggregate_mb_s is not None and default.aggregate_mb_s is not None
+        if advised.aggregate_mb_s <= default.aggregate_mb_s:
+            on = f" on seed {seed}" if len(judged) > 1 else ""
+            return f"the model predicts no gain over Lustre's default layout{on}"
+    return ""
 
 
 #: A job's stripe is the narrowest whose predicted bandwidth is within this fraction of the
@@ -211,10 +312,11 @@ def _job_osts(
     groups: list[tuple[str, tuple[int, ...]]],
     k: int,
     g: int,
-) -> tuple[int, ...]:
+) -> tuple[tuple[int, ...], str]:
     """The OSTs of the groups nearest the job (mean hops to each group's routers), as many
     groups as pays: 1, 2, 4, ... up to the stripe count are predicted and the narrowest within
-    ``GOOD_ENOUGH`` of the best is kept."""
+    ``GOOD_ENOUGH`` of the best is kept.  Without a figure for every width no width is
+    chosen: the nearest group's OSTs and why (``needs``)."""
     hops = net_hops(ix)[np.asarray(job, dtype=np.int64)].mean(axis=0)
     order = sorted(range(len(groups)), key=lambda i: (hops[ix.nets.index(groups[i][0])], i))
     most = max(k // g, 1)
@@ -232,9 +334,13 @@ def _job_osts(
             stripe_count=0,
         )
         p = predict(site, plan, spec, index=ix)
-        tried.append((w, p.aggregate_mb_s or 0.0, osts))
+        missing = needs(p)
+        if missing:
+            return osts if not tried else tried[0][2], f"{missing} to choose the job's width"
+        assert p.aggregate_mb_s is not None
+        tried.append((w, p.aggregate_mb_s, osts))
     best = max(t[1] for t in tried)
-    return next(t[2] for t in tried if t[1] >= GOOD_ENOUGH * best)
+    return next(t[2] for t in tried if t[1] >= GOOD_ENOUGH * best), ""
 
 
 def _judge(
@@ -248,19 +354,28 @@ def _judge(
     k: int,
     groups: list[tuple[str, tuple[int, ...]]],
     job_osts: tuple[int, ...],
-) -> tuple[Prediction | None, Prediction | None, int]:
-    """The advice and Lustre's default layout, predicted for the same ranks."""
+) -> tuple[list[tuple[int, Prediction, Prediction]], int]:
+    """The advice and Lustre's default layout, predicted for the same ranks: per seed of the
+    ranks' draw (``seeds_of``; the job's own nodes are one), the first seed's first.  Once a
+    figure needs a rate the site lacks, the other seeds are not predicted."""
     nodes = job_label if job else "random"
     ranks = len(job) if job else min(len(site.clients), sum(len(o) for _, o in groups))
     base = WorkloadSpec(
         name="advice", pattern="shared-file", filesystems=(fs,), ranks=ranks, nodes=nodes
     )
     if job:
-        spec = WorkloadSpec(**{**base.__dict__, "osts": ost_list(job_osts), "stripe_count": 0})
+        spec = replace(base, osts=ost_list(job_osts), stripe_count=0)
     elif pools:
-        spec = WorkloadSpec(**{**base.__dict__, "files": len(pools), "stripe_count": 0})
+        spec = replace(base, files=len(pools), stripe_count=0)
     else:
         first = tuple(o for _, os_ in groups for o in os_)[:k]
-        spec = WorkloadSpec(**{**base.__dict__, "osts": ost_list(first), "stripe_count": 0})
-    default = WorkloadSpec(**{**base.__dict__, "stripe_count": 1})
-    return predict(site, plan, spec, index=ix), predict(site, plan, default, index=ix), ranks
+        spec = replace(base, osts=ost_list(first), stripe_count=0)
+    default = replace(base, stripe_count=1)
+    out: list[tuple[int, Prediction, Prediction]] = []
+    for seed in seeds_of(base):
+        a = predict(site, plan, replace(spec, seed=seed), index=ix)
+        d = predict(site, plan, replace(default, seed=seed), index=ix)
+        out.append((seed, a, d))
+        if needs(a, d):
+            break
+    return out, ranks

@@ -23,7 +23,7 @@ from lnetgen.cli.siteplan import format_option, load_plan, plan_option
 
 if TYPE_CHECKING:  # the library is imported lazily at run time
     from lnetgen.advise import StripeAdvice
-    from lnetgen.advise.routers import RouterAdvice
+    from lnetgen.advise.routers import RouterAdvice, SeedGain
     from lnetgen.throughput import Prediction
 
 
@@ -46,35 +46,85 @@ def _print(fmt: str, advice: object, lines: list[str]) -> None:
     sys.exit(EXIT_OK)
 
 
+def _units(*mb_s: float) -> tuple[float, str, str]:
+    """Divisor, unit and format for figures printed together: GB/s from 10 GB/s, else MB/s."""
+    return (1000.0, "GB/s", ".1f") if max(abs(v) for v in mb_s) >= 10_000 else (1.0, "MB/s", ".0f")
+
+
+def _rate(mb_s: float) -> str:
+    div, unit, f = _units(mb_s)
+    return f"{mb_s / div:{f}} {unit}"
+
+
 def _gb(p: Prediction | None) -> str:
+    """A predicted aggregate: "n/a" without a figure, "at most X (bound: no ... rate)" when
+    rates on its path are missing."""
     if p is None or p.aggregate_mb_s is None:
         return "n/a"
-    return f"{p.aggregate_mb_s / 1000:.1f} GB/s"
+    figure = _rate(p.aggregate_mb_s)
+    if p.unknown:
+        return f"at most {figure} (bound: no {', '.join(p.unknown)} rate)"
+    return figure
+
+
+def _span(values: list[float | None]) -> str:
+    known = [v for v in values if v is not None]
+    if len(known) < len(values):
+        return "n/a"
+    div, unit, f = _units(*known)
+    lo, hi = f"{min(known) / div:{f}}", f"{max(known) / div:{f}}"
+    return f"{lo} {unit}" if lo == hi else f"{lo}-{hi} {unit}"
 
 
 def format_stripes(a: StripeAdvice) -> list[str]:
     """The text of ``lnetgen advise stripes``."""
+    from lnetgen.advise.seeds import seed_list
+
+    given = not a.no_advice
     out = [
         f"site {a.site}  strategy {a.strategy}  file system {a.fs}: {a.osts} OSTs, "
         f"{a.group_osts} behind each storage net (LNet group)",
-        f"  stripe count {a.stripe_count}: a multiple of {a.group_osts}, so every group's "
-        f"routers carry an equal share (seed 001), within the limit {a.max_stripe}",
+        f"  stripe limit {a.max_stripe} ({a.limit_source})",
     ]
+    lead = "  " if given else "  judged: "
+    if a.job:
+        out.append(f"{lead}the job {a.job}: the {a.stripe_count} OSTs of the groups nearest to it")
+    elif not a.multiple_fits:
+        out.append(
+            f"{lead}stripe count {a.stripe_count}, the limit: no multiple of {a.group_osts} "
+            f"fits under it"
+        )
+    else:
+        out.append(
+            f"{lead}stripe count {a.stripe_count}: a multiple of {a.group_osts}, so every "
+            "group's routers carry an equal share (seed 001)"
+        )
     if a.pools:
         out.append(
-            f"  {len(a.pools)} pools of whole groups ({a.osts} OSTs > {a.max_stripe}); run the "
-            "lctl lines on the MGS:"
+            f"{lead}{len(a.pools)} pools of whole groups ({a.osts} OSTs > {a.max_stripe})"
+            + ("; run the lctl lines on the MGS:" if given else "")
         )
-    if a.job:
-        out.append(f"  the job {a.job}: the {a.stripe_count} OSTs of the groups nearest to it")
     out.extend(f"    {c}" for c in a.commands)
     for n in a.notes:
         out.append(f"  note: {n}")
+    if not given:
+        out.append(f"  no advice: {a.no_advice}")
+    seeds = tuple(j.seed for j in a.judged)
+    who = f"the job's {a.ranks} rank(s)" if a.job else f"{a.ranks} rank(s) on random nodes"
+    files = "a shared file per pool" if a.pools else "a shared file"
     out.append(
-        f"  predicted, a shared file written by {a.ranks} rank(s): {_gb(a.advised)} with this "
-        f"advice, {_gb(a.default)} with Lustre's default layout (stripe count 1)"
+        f"  predicted, {files} written by {who}"
+        + (f" (seed {seeds[0]})" if seeds and not a.job else "")
+        + f": {_gb(a.advised)} with {'this advice' if given else 'the layout judged'}, "
+        f"{_gb(a.default)} with Lustre's default layout (stripe count 1)"
     )
-    if a.advised is not None and a.advised.bottleneck is not None:
+    if len(seeds) > 1:
+        out.append(
+            f"  over seeds {seed_list(seeds)}: {_span([j.advised_mb_s for j in a.judged])} "
+            f"against {_span([j.default_mb_s for j in a.judged])}"
+            + (", a gain on every one" if given else "")
+        )
+    if given and a.advised is not None and a.advised.bottleneck is not None:
         b = a.advised.bottleneck
         out.append(f"  bottleneck with the advice: {b.kind} {b.name} ({100 * b.utilisation:.0f} %)")
     return out
@@ -101,9 +151,9 @@ def format_stripes(a: StripeAdvice) -> list[str]:
 @click.option(
     "--max-stripe",
     type=click.IntRange(min=1),
-    default=2000,
-    show_default=True,
-    help="the stripe limit: 2000 in current Lustre, 160 on an MDT without large xattrs",
+    default=None,
+    help="the stripe limit: 2000 with a ZFS MDT or an ldiskfs MDT with ea_inode, 160 "
+    "without; default: 2000 when the site's servers run Lustre 2.13 or later, else 160",
 )
 @click.option(
     "--path",
@@ -122,7 +172,7 @@ def stripes_cmd(
     site: str,
     fs: str | None,
     job: str | None,
-    max_stripe: int,
+    max_stripe: int | None,
     path: str,
     strategy: str | None,
     plan_path: str | None,
@@ -130,7 +180,9 @@ def stripes_cmd(
     fmt: str,
 ) -> None:
     """Stripe count, pools and a job's OSTs for FS, as lfs/lctl lines, with the predicted
-    bandwidth of the advice against Lustre's default layout.
+    bandwidth of the advice against Lustre's default layout; given only when the model
+    predicts a gain (with the OST rate known, on every one of five random draws), else
+    "no advice" and why.
 
     Exit status: 0 ok, 1 an invalid inventory, 2 bad input (unknown file system or nodes,
     usage).
@@ -152,26 +204,94 @@ def stripes_cmd(
     _print(fmt, a, format_stripes(a))
 
 
+def _seed_lines(rows: tuple[SeedGain, ...]) -> list[str]:
+    """One line per seed: the aggregate before and after, and the gain."""
+    out = []
+    for r in rows:
+        if r.before_mb_s is None or r.after_mb_s is None:
+            out.append(f"    seed {r.seed}: n/a")
+            continue
+        div, unit, f = _units(r.before_mb_s, r.after_mb_s)
+        d = (r.after_mb_s - r.before_mb_s) / div
+        out.append(
+            f"    seed {r.seed}: {r.before_mb_s / div:{f}} -> {r.after_mb_s / div:{f}} {unit} "
+            f"({d:+{f}})"
+        )
+    return out
+
+
 def format_routers(a: RouterAdvice) -> list[str]:
     """The text of ``lnetgen advise routers``."""
+    from lnetgen.advise.seeds import seed_list
+
+    seeds = seed_list(a.seeds)
+    judged = (
+        f"judged on seeds {seeds} of the workload's random draw"
+        if len(a.seeds) > 1
+        else "the workload draws no random nodes: judged once"
+    )
     out = [
         f"site {a.site}  strategy {a.strategy}  workload {a.workload}",
         f"  up to {a.count} router(s) moved to {a.slots} free slot(s): {a.method} search, "
-        f"{a.evaluated} prediction(s)",
+        f"{a.evaluated} prediction(s); {judged}",
     ]
     if not a.moves:
-        out.append("  no move predicts more bandwidth: keep the routers where they are")
+        out.append(
+            "  no move predicts more bandwidth"
+            + (" on every seed" if len(a.seeds) > 1 else "")
+            + ": keep the routers where they are"
+        )
     else:
         out.append("  inventory edits:")
         out.extend(f"    {e}" for e in a.edits)
-    out.append(
-        f"  predicted writes: {_gb(a.before)} now, {_gb(a.after)} after the move; no placement "
-        f"can beat {'n/a' if a.bound_mb_s is None else f'{a.bound_mb_s / 1000:.1f} GB/s'} "
-        "(the torus unconstrained)"
-    )
+        out.append(
+            "  predicted writes"
+            + (
+                f", a gain on every seed (spread {_spread(a.by_seed)}):"
+                if len(a.seeds) > 1
+                else ":"
+            )
+        )
+        out.extend(_seed_lines(a.by_seed))
+    if a.rejected:
+        held = sum(
+            1
+            for r in a.rejected_by_seed
+            if r.before_mb_s is not None
+            and r.after_mb_s is not None
+            and (r.after_mb_s, r.after_rank_min_mb_s or 0.0)
+            > (r.before_mb_s, r.before_rank_min_mb_s or 0.0)
+        )
+        out.append(
+            f"  not advised: the best move on seed {a.seeds[0]} alone gains on {held} of "
+            f"{len(a.seeds)} seeds:"
+        )
+        out.extend(f"    {e}" for e in a.rejected)
+        out.extend(_seed_lines(a.rejected_by_seed))
+    if a.before.unknown and (a.moves or a.rejected):
+        out.append(f"  the figures are bounds: no {', '.join(a.before.unknown)} rate")
+    if a.bound_mb_s is not None:
+        bound = f"no placement can beat {_rate(a.bound_mb_s)} (the torus unconstrained)"
+    elif "background=" in a.workload:
+        bound = "no bound: other jobs' streams would take what the torus frees"
+    else:
+        bound = "no placement can beat n/a (the torus unconstrained)"
+    out.append(f"  seed {a.seeds[0]}: {_gb(a.before)} now; {bound}")
     if a.strategy == "nearest-neighbor" and a.moves:
         out.append("  note: nearest-neighbor picks routers by position: solve again after the move")
     return out
+
+
+def _spread(rows: tuple[SeedGain, ...]) -> str:
+    gains = [
+        r.after_mb_s - r.before_mb_s
+        for r in rows
+        if r.before_mb_s is not None and r.after_mb_s is not None
+    ]
+    if not gains:
+        return "n/a"
+    div, unit, f = _units(*gains)
+    return f"{min(gains) / div:+{f}} to {max(gains) / div:+{f}} {unit}"
 
 
 @advise_group.command("routers")
@@ -188,7 +308,8 @@ def format_routers(a: RouterAdvice) -> list[str]:
     type=click.IntRange(1, 10_000),
     default=400,
     show_default=True,
-    help="predictions the search may make: exact when every placement fits, greedy otherwise",
+    help="placements the search may weigh: exact when every placement fits, greedy "
+    "otherwise; each is predicted on up to five random draws (seeds)",
 )
 @workload_option
 @STRATEGY_OPT
@@ -207,7 +328,9 @@ def routers_cmd(
     fmt: str,
 ) -> None:
     """Move up to COUNT routers to free router slots (topology.router_slots) where the
-    workload's predicted bandwidth is highest; prints the inventory edits and the gain.
+    workload's predicted bandwidth is highest; prints the inventory edits and the gain.  A
+    workload on random nodes is judged on five draws (its seed and the four after it) and a
+    move is advised only when it gains on every one.
 
     Exit status: 0 ok, 1 an invalid inventory, 2 bad input (no torus, no free slot, usage).
     """
