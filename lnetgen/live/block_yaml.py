@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from lnetgen import yamlsrc
-from lnetgen.diagnostics import InputError
+from lnetgen.diagnostics import InputError, json_path
 from lnetgen.live.errors import EntryError
 
 try:  # the C composer is several times faster
@@ -189,12 +189,20 @@ def block_parse(text: str) -> Any:
     return value
 
 
-def from_node(node: yaml.Node, budget: list[int], depth: int = 0) -> Any:
+def from_node(
+    node: yaml.Node, budget: list[int], depth: int = 0, at: tuple[str | int, ...] = ()
+) -> Any:
     """A PyYAML node as a ``Map``/``Seq`` tree; ``budget[0]`` is how many more values may be
-    built (aliases can make a short text stand for a huge tree)."""
+    built (aliases can make a short text stand for a huge tree); ``at`` is where the node is
+    in the document, for the errors."""
     budget[0] -= 1
     if budget[0] < 0:
-        raise EntryError(node.start_mark.line + 1, "document expands to too many values")
+        raise EntryError(
+            node.start_mark.line + 1,
+            "document expands to too many values",
+            node.start_mark.column + 1,
+            json_path(at),
+        )
     line = node.start_mark.line + 1
     if depth > MAX_DEPTH:  # the text was checked; aliases can nest deeper (or contain themselves)
         raise EntryError(
@@ -202,6 +210,7 @@ def from_node(node: yaml.Node, budget: list[int], depth: int = 0) -> Any:
             f"document is nested too deeply (more than {MAX_DEPTH} levels, counting what "
             "aliases stand for)",
             node.start_mark.column + 1,
+            json_path(at[:MAX_DEPTH]) + ("..." if len(at) > MAX_DEPTH else ""),
         )
     if isinstance(node, yaml.ScalarNode):
         if node.tag == "tag:yaml.org,2002:null":
@@ -209,7 +218,9 @@ def from_node(node: yaml.Node, budget: list[int], depth: int = 0) -> Any:
         return str(node.value)
     if isinstance(node, yaml.SequenceNode):
         seq = Seq(line)
-        seq.extend(from_node(child, budget, depth + 1) for child in node.value)
+        seq.extend(
+            from_node(child, budget, depth + 1, (*at, i)) for i, child in enumerate(node.value)
+        )
         return seq
     if isinstance(node, yaml.MappingNode):
         out = Map(line)
@@ -217,16 +228,21 @@ def from_node(node: yaml.Node, budget: list[int], depth: int = 0) -> Any:
             kline = knode.start_mark.line + 1
             if not isinstance(knode, yaml.ScalarNode):
                 raise EntryError(
-                    kline, "mapping keys must be plain strings", knode.start_mark.column + 1
+                    kline,
+                    "mapping keys must be plain strings",
+                    knode.start_mark.column + 1,
+                    json_path(at),
                 )
             key = str(knode.value)
             if key in out:
                 raise EntryError(
                     kline,
-                    f"duplicate key {key!r} (first at line {out.lines[key]})",
+                    f"duplicate key {key!r}",
                     knode.start_mark.column + 1,
+                    json_path((*at, key)),
+                    out.lines[key],
                 )
-            out[key] = from_node(vnode, budget, depth + 1)
+            out[key] = from_node(vnode, budget, depth + 1, (*at, key))
             out.lines[key] = kline
         return out
     raise EntryError(line, "unsupported YAML node")  # pragma: no cover
@@ -297,7 +313,7 @@ def yaml_parse(text: str) -> Any:
         docs = list(yaml.compose_all(text, Loader=_Loader))
     except InputError as exc:  # from check_depth
         d = exc.diagnostics[0]
-        raise EntryError(d.line, d.message, d.col) from None
+        raise EntryError(d.line, d.message, d.col, d.path) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or str(exc)
@@ -324,7 +340,7 @@ def yaml_parse(text: str) -> Any:
             raise EntryError(getattr(v, "line", 1), "expected a mapping of lnetctl sections")
         for k, item in v.items():
             if k in merged:
-                raise EntryError(v.lines[k], f"section {k!r} appears twice")
+                raise EntryError(v.lines[k], f"section {k!r} appears twice", 1, json_path([k]))
             merged[k] = item
             merged.lines[k] = v.lines[k]
     return merged

@@ -20,13 +20,36 @@ class LiveParseError(Exception):
 
 
 class EntryError(Exception):
-    """A problem at ``line`` (relative to the text being parsed)."""
+    """A problem at ``line`` (relative to the text being parsed); ``path`` is where in the
+    document (``$.route[3].hop``), ``$`` when no part of it is known (a syntax error)."""
 
-    def __init__(self, line: int, message: str, col: int = 0) -> None:
+    def __init__(
+        self, line: int, message: str, col: int = 0, path: str = "$", first: int = 0
+    ) -> None:
         super().__init__(message)
         self.line = line
         self.col = col
-        self.message = message
+        self.text = message
+        self.path = path
+        self.first = first  # a line the message refers to ("first at line N"), or 0
+
+    @property
+    def message(self) -> str:
+        """The message, with the line it refers to (kept relative like ``line``)."""
+        return f"{self.text} (first at line {self.first})" if self.first else self.text
+
+    def shift(self, lines: int) -> None:
+        """Count the lines from ``lines`` lines further up (the text parsed was a part)."""
+        if self.line:
+            self.line += lines
+        if self.first:
+            self.first += lines
+
+    def under(self, path: str) -> EntryError:
+        """This error, placed at ``path`` unless a deeper place is already known."""
+        if self.path == "$":
+            self.path = path
+        return self
 
 
 def decode(data: bytes) -> str:
@@ -53,12 +76,18 @@ def bounded(message: str) -> str:
 
 
 def diag(
-    file: str, line: int, col: int, message: str, code: str = "E-LIVE-PARSE", host: str = ""
+    file: str,
+    line: int,
+    col: int,
+    message: str,
+    code: str = "E-LIVE-PARSE",
+    host: str = "",
+    path: str = "$",
 ) -> Diagnostic:
-    """An error about one dump, its message led by the host when one is known and cut to
-    about ``MAX_MESSAGE`` characters."""
+    """An error about one dump at ``path`` in it, its message led by the host when one is
+    known and cut to about ``MAX_MESSAGE`` characters."""
     prefix = f"host {host}: " if host else ""
-    return Diagnostic(file, line, col, "error", code, "$", bounded(prefix + message))
+    return Diagnostic(file, line, col, "error", code, bounded(path), bounded(prefix + message))
 
 
 def path_error(path: str, message: str) -> InputError:

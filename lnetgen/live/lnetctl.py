@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from lnetgen.diagnostics import json_path
 from lnetgen.live.block_yaml import Map, yaml_parse
 from lnetgen.live.cache import ParseCache, Sections
 from lnetgen.live.errors import EntryError, LiveParseError, decode, diag
@@ -68,7 +69,10 @@ def _parse_section(chunk: bytes) -> Sections:
     for key, item in value.items():
         kline = value.lines[key]
         norm = NORMALIZERS.get(key)
-        out.append((key, norm(item, kline) if norm else item, kline))
+        try:
+            out.append((key, norm(item, kline) if norm else item, kline))
+        except EntryError as exc:
+            raise exc.under(json_path([key])) from None
     return out
 
 
@@ -90,8 +94,7 @@ def _parse_piece(data: bytes, begin: int, end: int, cache: ParseCache) -> Sectio
             try:
                 got = _parse_section(chunk)
             except EntryError as exc:
-                if exc.line:
-                    exc.line += line0
+                exc.shift(line0)
                 raise
             cache.sections[chunk] = got
             cache.remember(len(chunk))
@@ -117,15 +120,20 @@ def parse_yaml(data: bytes, file: str, cache: ParseCache) -> HostState:
             try:
                 got = _parse_piece(data, offset, stop, cache)
             except EntryError as exc:
-                line = exc.line + data.count(b"\n", 0, offset) if exc.line else 0
-                raise LiveParseError(diag(file, line, exc.col, exc.message)) from None
+                exc.shift(data.count(b"\n", 0, offset))
+                line = exc.line
+                raise LiveParseError(
+                    diag(file, line, exc.col, exc.message, path=exc.path)
+                ) from None
             if piece is not None:
                 cache.pieces[piece] = got
                 cache.remember(len(piece))
         for key, value, kline in got:
             if key in parts:
                 line = kline + data.count(b"\n", 0, offset)
-                raise LiveParseError(diag(file, line, 1, f"section {key!r} appears twice"))
+                raise LiveParseError(
+                    diag(file, line, 1, f"section {key!r} appears twice", path=json_path([key]))
+                )
             parts[key] = (value, kline)
     if not parts:
         raise LiveParseError(diag(file, 0, 0, "the dump is empty", "E-LIVE-EMPTY"))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from lnetgen import routestr
 from lnetgen.live.errors import EntryError
-from lnetgen.live.normalize import route_health
+from lnetgen.live.normalize import integer, looks_integer, route_health
 from lnetgen.live.state import MODPROBE, NO_PEERS, HostState, NetTable, RouteKey, RouteTable
 from lnetgen.tunables import MODPROBE_SHOWN, from_module
 
@@ -97,6 +97,18 @@ def _param(word: str) -> tuple[str, str, int]:
     return name.replace("-", "_"), value, off
 
 
+def _checked(name: str, value: str, logical: Logical, off: int) -> str:
+    """``value``, refused (at its character) when ``lnetgen.tunables`` would read it as an
+    integer and it is none (thousands of digits, fullwidth digits)."""
+    if looks_integer(value):
+        try:
+            integer(value, 0, name)
+        except EntryError as exc:
+            line, col = logical.at(off)
+            raise EntryError(line, exc.message, col) from None
+    return value
+
+
 _Params = dict[str, tuple[str, Logical, int]]  # name -> (value, its line, offset of the value)
 
 
@@ -117,14 +129,15 @@ def _lnet_options(text: str, others: dict[str, dict[str, str]] | None = None) ->
         if words[1][1].replace("-", "_") != "lnet":
             if others is not None:
                 mod = others.setdefault(words[1][1].replace("-", "_"), {})
-                for _off, word in words[2:]:
-                    name, value, _voff = _param(word)
-                    mod[name] = value
+                for off, word in words[2:]:
+                    name, value, voff = _param(word)
+                    mod[name] = _checked(name, value, logical, off + voff)
             continue
         seen = True
         for off, word in words[2:]:
             name, value, voff = _param(word)
-            params[name] = (value, logical, off + voff)  # the kernel keeps the last value
+            # the kernel keeps the last value
+            params[name] = (_checked(name, value, logical, off + voff), logical, off + voff)
     if not seen:
         raise EntryError(0, "no 'options lnet' line")
     return params
@@ -137,6 +150,13 @@ def _syntax_error(params: _Params, name: str, exc: routestr.RouteSyntaxError) ->
     return EntryError(line, f"{name}=: {exc.message}", col)
 
 
+def _too_long(params: _Params, name: str) -> EntryError:
+    """A number of ``name=`` too long to read, located at the value."""
+    _value, logical, off = params[name]
+    line, col = logical.at(off)
+    return EntryError(line, f"{name}=: a number in it is too long", col)
+
+
 def _kernel_routes(params: _Params, nets: NetTable | None) -> RouteTable:
     """``routes=`` as the kernel takes it: a route it would ignore becomes a health note."""
     if not params.get("routes", ("",))[0].strip():
@@ -145,6 +165,8 @@ def _kernel_routes(params: _Params, nets: NetTable | None) -> RouteTable:
         ordered = routestr.parse_routes_ordered(params["routes"][0])
     except routestr.RouteSyntaxError as exc:
         raise _syntax_error(params, "routes", exc) from None
+    except ValueError:  # int() of a net number of thousands of digits
+        raise _too_long(params, "routes") from None
     table: dict[RouteKey, tuple[int, int]] = {}
     notes: list[str] = []
     local = set(nets.nets) if nets is not None else None
@@ -195,6 +217,8 @@ def parse_modprobe(text: str) -> HostState:
             parsed = routestr.parse_networks(params["networks"][0])
         except routestr.RouteSyntaxError as exc:
             raise _syntax_error(params, "networks", exc) from None
+        except ValueError:  # int() of a net number of thousands of digits
+            raise _too_long(params, "networks") from None
         nets = NetTable({n: tuple(sorted(i)) for n, i in parsed})
     elif "ip2nets" in params:
         health.append(

@@ -20,12 +20,26 @@ from lnetgen.live.state import UNDEFINED_HOP, RouteKey, RouteTable
 LOOPBACK = re.compile(r"lo[0-9]*")
 
 
+#: An integer as lnetctl, lctl and the kernel write one: ASCII digits only (Python's ``int``
+#: also takes ``1_0``, fullwidth and Arabic-Indic digits, which no LNet tool reads as numbers).
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+#: Most digits read: more cannot be a hop, priority or tunable (and ``int`` refuses 4,300).
+MAX_DIGITS = 40
+
+
 def integer(value: Any, line: int, what: str) -> int:
     """``value`` read as an integer; ``what`` names it in the error."""
-    try:
-        return int(str(value).strip())
-    except ValueError:
-        raise EntryError(line, f"{what} {value!r} is not an integer") from None
+    text = str(value).strip()
+    if _INTEGER.fullmatch(text) is None:
+        raise EntryError(line, f"{what} {value!r} is not an integer")
+    if len(text) > MAX_DIGITS:
+        raise EntryError(line, f"{what} has {len(text)} digits, more than {MAX_DIGITS}")
+    return int(text)
+
+
+def looks_integer(value: Any) -> bool:
+    """True when ``lnetgen.tunables`` takes ``value`` for an integer (any digits)."""
+    return str(value).strip().lstrip("-").isdigit()
 
 
 def canonical_nid(text: str, line: int, what: str) -> str:
@@ -34,6 +48,8 @@ def canonical_nid(text: str, line: int, what: str) -> str:
         return _canonical(text.strip())
     except nodes.NodeSyntaxError as exc:
         raise EntryError(line, f"bad {what}: {exc}") from None
+    except ValueError:  # int() of a net number of thousands of digits
+        raise EntryError(line, f"bad {what}: its net number is too long") from None
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -52,6 +68,8 @@ def route_net(text: str, line: int) -> str:
         return _canonical_net(t)
     except nodes.NodeSyntaxError as exc:
         raise EntryError(line, f"bad route net: {exc}") from None
+    except ValueError:  # int() of a net number of thousands of digits
+        raise EntryError(line, "bad route net: its number is too long") from None
 
 
 @functools.lru_cache(maxsize=1 << 14)

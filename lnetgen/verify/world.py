@@ -138,7 +138,7 @@ def _chosen_entries(manifest: Manifest) -> list[Entry]:
 
 
 def _unreadable(diag: Diagnostic) -> Diagnostic:
-    return Diagnostic(diag.file, diag.line, diag.col, "error", diag.code, "$", diag.message)
+    return Diagnostic(diag.file, diag.line, diag.col, "error", diag.code, diag.path, diag.message)
 
 
 def read_tree(out_dir: str, manifest: Manifest, progress: Progress = NO_PROGRESS) -> World:
