@@ -8,6 +8,7 @@ servers cannot reach each other gets one finding per server, not one per pair.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -37,10 +38,36 @@ class FsProof:
     servers: list[tuple[Server, Endpoint]]
     clients: list[Endpoint]
     counts: dict[str, Count] = field(default_factory=lambda: {k: Count() for k in KINDS})
-    #: (client endpoint, server) -> the client NID proved reachable (for the ping plan)
-    client_nid: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: (client endpoint, nets of a server's client NIDs) -> the index in the server's
+    #: ``client_nids`` of the NID proved reachable, where it is not the first (read through
+    #: ``picks``).  Which NID a client uses depends on the server only through those nets, so
+    #: this holds one entry per client and kind of server, not one per pair, and none where
+    #: every client reaches the first NID.
+    client_pick: dict[tuple[str, tuple[str, ...]], int] = field(default_factory=dict)
     #: (server, other server) -> the NID of the other server proved reachable
     server_nid: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    @functools.cached_property
+    def nid_kinds(self) -> list[tuple[str, ...]]:
+        """The kinds of server a client picks a client NID of alike: the nets of their
+        client NIDs, in order of first server."""
+        return list(
+            dict.fromkeys(tuple(net_of(n) for n in s.client_nids) for s, _ep in self.servers)
+        )
+
+    @functools.cached_property
+    def server_kinds(self) -> list[int]:
+        """The index in ``nid_kinds`` of each server (in ``servers`` order)."""
+        index = {k: i for i, k in enumerate(self.nid_kinds)}
+        return [index[tuple(net_of(n) for n in s.client_nids)] for s, _ep in self.servers]
+
+    def picks(self, client: str) -> tuple[int, ...]:
+        """For each of ``nid_kinds``, the index of the client NID that ``client`` was proved to
+        reach in the ``client_nids`` of such a server: 0 where it reaches the first, or none."""
+        pick = self.client_pick
+        if not pick:
+            return (0,) * len(self.nid_kinds)
+        return tuple(pick.get((client, k), 0) for k in self.nid_kinds)
 
 
 def _folded(names: set[str]) -> str:
@@ -337,38 +364,36 @@ class PairChecker:
         the same index); otherwise each is proved on its own, so findings name each server."""
         s0, sep0 = members[0]
         before = self.out.calls
-        status, index = self._client_to_server(p, c, s0, sep0)
+        status = self._client_to_server(p, c, s0, sep0)
         if status != "hold" or self.out.calls != before:
             for s, sep in members[1:]:
                 self._client_to_server(p, c, s, sep)
             return
+        # the others have the nets of s0's client NIDs: ``p.client_pick`` already holds them
         p.counts[KINDS[0]].add(status, len(members) - 1)
-        name = c.name
-        p.client_nid.update({(name, s.name): s.client_nids[index] for s, _sep in members[1:]})
 
-    def _client_to_server(
-        self, p: FsProof, c: Endpoint, s: Server, sep: Endpoint
-    ) -> tuple[str, int]:
-        """Prove ``c`` -> ``s``: (status, index in ``s.client_nids`` of the NID used, or -1)."""
+    def _client_to_server(self, p: FsProof, c: Endpoint, s: Server, sep: Endpoint) -> str:
+        """Prove ``c`` -> ``s``: the status; the NID used goes to ``p.client_pick`` unless it
+        is the first."""
         reach = self.prover.reach
         nets = self._nets_of(s.client_nids)
         results = [(nid, reach(c, net)) for nid, net in zip(s.client_nids, nets, strict=True)]
         if results and all(r.status in (DIRECT, HOLD) for _nid, r in results):
             # the common case of what follows: the first NID is used, nothing to report
-            nid, r = results[0]
+            r = results[0][1]
             p.counts[KINDS[0]].add("hold")
-            p.client_nid[(c.name, s.name)] = nid
             if r.status != DIRECT:
                 self.symmetric(c, r, sep)
-            return "hold", 0
+            return "hold"
         good = [(nid, r) for nid, r in results if r.status in (DIRECT, HOLD)]
         usable = good or [(nid, r) for nid, r in results if r.ok]
         status = _status(usable[0][1]) if usable else "fail"
         p.counts[KINDS[0]].add(status)
-        if usable:
-            p.client_nid[(c.name, s.name)] = usable[0][0]
-            if usable[0][1].status != DIRECT:
-                self.symmetric(c, usable[0][1], sep)
+        index = s.client_nids.index(usable[0][0]) if usable else -1
+        if index > 0:
+            p.client_pick[(c.name, nets)] = index
+        if usable and usable[0][1].status != DIRECT:
+            self.symmetric(c, usable[0][1], sep)
         if not good:
             nid, r = usable[0] if usable else results[0]
             self._fail(c, KINDS[0], r, s.name, r.net)
@@ -384,7 +409,7 @@ class PairChecker:
                     f"{c.name} cannot reach {nid}, a client NID of {s.name} (it reaches "
                     f"{usable[0][0]})",
                 )
-        return status, (s.client_nids.index(usable[0][0]) if usable else -1)
+        return status
 
 
 def mount(checker: PairChecker, p: FsProof) -> None:

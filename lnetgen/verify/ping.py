@@ -25,6 +25,42 @@ def _nid_key(nid: str) -> tuple[object, ...]:
         return (nid,)
 
 
+def _client_lines(p: FsProof, in_scope: Callable[[Endpoint], bool]) -> list[str]:
+    """The client -> server lines of ``p``.  Clients that picked the same client NIDs
+    (``FsProof.picks``) ping the same NIDs, so the sample hosts are kept per such group and
+    each NID's hosts are gathered from the groups that ping it: memory grows with the clients
+    plus the NIDs, not with their product, and NIDs pinged by the same groups fold once."""
+    groups: dict[tuple[int, ...], set[str]] = {}
+    for c in p.clients:
+        if in_scope(c):
+            groups.setdefault(p.picks(c.name), set()).add(c.first_host)
+    if not groups:
+        return []
+    # NID -> (kind of server, index in its client NIDs) it is at; (-1, 0): an MGS NID,
+    # which every client pings
+    slots: dict[str, set[tuple[int, int]]] = {}
+    for (s, _ep), kind in zip(p.servers, p.server_kinds, strict=True):
+        for i, nid in enumerate(s.client_nids):
+            slots.setdefault(nid, set()).add((kind, i))
+    for nid in p.fs.mgs_nids:
+        slots.setdefault(nid, set()).add((-1, 0))
+    folded: dict[frozenset[tuple[int, int]], str] = {}
+    lines = []
+    for nid in sorted(slots, key=_nid_key):
+        key = frozenset(slots[nid])
+        hosts = folded.get(key)
+        if hosts is None:
+            pinging = [
+                members
+                for picks, members in groups.items()
+                if any(kind < 0 or picks[kind] == i for kind, i in key)
+            ]
+            hosts = folded[key] = nodes.fold(sorted(set().union(*pinging))) if pinging else ""
+        if hosts:
+            lines.append(f"clush -w {hosts} lnetctl ping {nid}")
+    return lines
+
+
 def ping_plan(
     manifest: Manifest, proofs: list[FsProof], in_scope: Callable[[Endpoint], bool]
 ) -> list[str]:
@@ -35,16 +71,7 @@ def ping_plan(
         "# lnetctl ping plan: run after deployment; every line must succeed",
     ]
     for p in proofs:
-        clients: dict[str, set[str]] = {}
-        for c in p.clients:
-            if not in_scope(c):
-                continue
-            sample = c.first_host
-            for s, _ep in p.servers:
-                nid = p.client_nid.get((c.name, s.name), s.client_nids[0])
-                clients.setdefault(nid, set()).add(sample)
-            for nid in p.fs.mgs_nids:
-                clients.setdefault(nid, set()).add(sample)
+        clients = _client_lines(p, in_scope)
         servers: dict[str, set[str]] = {}
         for a, a_ep in p.servers:
             if not in_scope(a_ep):
@@ -55,8 +82,7 @@ def ping_plan(
                     servers.setdefault(nid, set()).add(a.name)
         if clients or servers:
             lines.append(f"# {p.fs.name}: clients (first member of each class) -> servers")
-        for nid in sorted(clients, key=_nid_key):
-            lines.append(f"clush -w {nodes.fold(sorted(clients[nid]))} lnetctl ping {nid}")
+        lines.extend(clients)
         if servers:
             lines.append(f"# {p.fs.name}: servers -> servers")
         for nid in sorted(servers, key=_nid_key):
