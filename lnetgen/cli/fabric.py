@@ -73,27 +73,28 @@ def import_(kind: str, file: str, name: str | None, role: str, out: str | None) 
     from lnetgen.yamlsrc import MAX_BYTES, decode_text, read_text
 
     del kind
+    # standard input is "<stdin>" in every message (parse errors said "-:")
+    label = "<stdin>" if file == "-" else file
+
+    def empty(msg: str) -> InputError:
+        return InputError([Diagnostic(label, 0, 0, "error", "E-IBNET-EMPTY", "$", msg)])
+
     # bounded reads: a device, a pipe or a binary file is refused, never read whole
     if file == "-":
-        text = decode_text(read_at_most(sys.stdin.buffer, MAX_BYTES), "<stdin>")
+        text = decode_text(read_at_most(sys.stdin.buffer, MAX_BYTES), label)
     else:
         text = read_text(file)
     if not text.strip():
-        raise InputError(
-            [
-                Diagnostic(
-                    "<stdin>" if file == "-" else file,
-                    0,
-                    0,
-                    "error",
-                    "E-IBNET-EMPTY",
-                    "$",
-                    "the input is empty: expected the output of ibnetdiscover",
-                )
-            ]
-        )
+        raise empty("the input is empty: expected the output of ibnetdiscover")
     default = "fabric" if file == "-" else os.path.splitext(os.path.basename(file))[0]
-    imp = infer_fabric(parse_ibnetdiscover(text, file), name or default, role)
+    net = parse_ibnetdiscover(text, label)
+    imp = infer_fabric(net, name or default, role)
+    if not imp.fabric["switches"]:  # was exit 0 with `switches: []`, which no inventory takes
+        sw = sum(1 for n in net.nodes if n.kind == "switch")
+        raise empty(
+            f"no switch has a host (Ca) cabled to it: no leaf to import ({sw} switch(es), "
+            f"{len(net.nodes) - sw} CA(s) read)"
+        )
     doc = imported_yaml(imp, "stdin" if file == "-" else os.path.basename(file))
     if out:
         write_file(out, doc)

@@ -9,13 +9,14 @@ prints by default.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any
 
-from lnetgen.diagnostics import Diagnostic, InputError
+from lnetgen.diagnostics import Diagnostic, InputError, clip
 from lnetgen.fabric.cabling import layout
 from lnetgen.fabric.graph import IbLink, IbNet, IbNode, guid_str, name_list
-from lnetgen.model import Site
+from lnetgen.model import MAX_SWITCH_PORTS, Site
 
 
 def render_net(net: IbNet, header: Sequence[str] = ()) -> str:
@@ -68,16 +69,31 @@ def export_ibsim(site: Site, fabric: str | None = None) -> str:
     return render_net(lay.net, header)
 
 
-_NODE_RE = re.compile(r'^(Switch|Ca|Hca|Rt)\s+(\d+)\s+"([^"]+)"\s*(?:#\s*(.*))?$')
+#: Every pattern is ASCII: ``\d`` would take "３６" for 36 and ``\s`` a form feed for a space.
+_NODE_RE = re.compile(r'^(Switch|Ca|Hca|Rt)\s+(\d+)\s+"([^"]+)"\s*(?:#\s*(.*))?$', re.ASCII)
+#: A switch's port line, ``[p][ext N]\t"peer"[q][ext M](peer port GUID) \t\t# ...``, or a CA's,
+#: ``[p](port GUID) \t"peer"[q][ext M] (peer port GUID) \t\t# ...`` (the peer's GUID, printed
+#: when the peer is not a switch, follows a space on a CA's line: a back-to-back or router link).
 _PORT_RE = re.compile(
     r'^\[(\d+)\](?:\[ext \d+\])?(?:\(([0-9a-fA-F]+)\))?\s*"([^"]+)"\[(\d+)\]'
-    r"(?:\[ext \d+\])?(?:\(([0-9a-fA-F]+)\))?\s*(?:#.*)?$"
+    r"(?:\[ext \d+\])?\s*(?:\(([0-9a-fA-F]+)\))?\s*(?:#.*)?$",
+    re.ASCII,
 )
 _GUID_LINE_RE = re.compile(
-    r"^(sysimgguid|switchguid|caguid|rtguid|hcaguids)\s*=\s*(0x)?"
-    r"([0-9a-fA-F]+)"
+    r"^(sysimgguid|switchguid|caguid|rtguid|hcaguids)\s*=\s*(0x)?([0-9a-fA-F]+)", re.ASCII
+)
+#: Lines ``ibnetdiscover -g`` (grouping) adds between the node blocks.
+_GROUP_RE = re.compile(
+    r"^(?:Chassis \d+(?: \(guid 0x[0-9a-fA-F]+\))?|Non-Chassis Nodes|Hostname: .*)$", re.ASCII
 )
 _DESC_RE = re.compile(r'^"([^"]*)"')
+#: Where a line ends: only what a text editor counts (a form feed, U+0085 or U+2028 in a node
+#: description is not a line break, as ``str.splitlines`` takes it; its line numbers were off).
+_EOL_RE = re.compile(r"\r\n|\r|\n")
+#: The node id's letter per kind (ibnetdiscover's ``node_name``).
+_ID_LETTER = {"switch": "S", "ca": "H", "router": "R"}
+#: The highest port number of an InfiniBand node (port 255 is reserved, 0 is a switch's own).
+MAX_PORT = MAX_SWITCH_PORTS
 
 
 #: Unreadable lines before the first node line after which the input is not ibnetdiscover.
@@ -86,22 +102,63 @@ _SNIFF_LINES = 20
 MAX_IBNET_DIAGS = 20
 
 
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """(number, line) of each line of ``text``, one at a time: a 32 MB file of short lines is
+    not a list of millions of strings."""
+    pos = 0
+    lineno = 0
+    for m in _EOL_RE.finditer(text):
+        lineno += 1
+        yield lineno, text[pos : m.start()]
+        pos = m.end()
+    if pos < len(text):
+        yield lineno + 1, text[pos:]
+
+
+def _number(digits: str) -> int:
+    """A port number or count as written; anything over 5 digits is ``MAX_PORT + 1`` (out of
+    range either way: ``int()`` of 4,300 or more digits raises ``ValueError``)."""
+    return int(digits) if len(digits) <= 5 else MAX_PORT + 1
+
+
+def _guid_ok(value: int, text: str, what: str, bad: Callable[[str], None]) -> int:
+    """``value`` when it fits a GUID's 64 bits; else says so (``bad``) and gives 0."""
+    if value >> 64:
+        bad(f"{what} {clip(text, 24)!r} is longer than a GUID's 64 bits (16 hex digits)")
+        return 0
+    return value
+
+
+def _canon_id(nid: str) -> str | None:
+    """A node id as :func:`~lnetgen.fabric.graph.node_id` spells it (16 lower-case digits), so
+    ``H-0000000000000ABC`` and ``H-abc`` name one node; None when ``nid`` is no node id."""
+    m = re.fullmatch(r"([SHR])-([0-9a-fA-F]{1,16})", nid)
+    return f"{m.group(1)}-{int(m.group(2), 16):016x}" if m else None
+
+
 def parse_ibnetdiscover(text: str, file: str = "<ibnetdiscover>") -> IbNet:
     """Nodes and links of ``ibnetdiscover`` output (infiniband-diags' default format).
 
     Reads ``switchguid=``/``caguid=``/``sysimgguid=`` lines, ``Switch``/``Ca`` headers with
     their ``# "description"``, and ``[port]`` lines (``(portguid)`` on either side,
-    ``[ext N]`` ignored).  IB router (``Rt``) nodes are skipped.
-    Raises ``InputError`` with the line of every line it cannot read, or for links that the
-    two ends disagree about.  A line's text is quoted only after the first node line: before
-    it, and in a file with no node line at all (not ibnetdiscover output: one
-    ``E-IBNET-FORMAT``), the file may be anything, say a password file, and is not echoed.
+    ``[ext N]`` ignored); the chassis lines of ``-g`` output are skipped.  IB router (``Rt``)
+    nodes are skipped.
+    Raises ``InputError`` with the line of every line it cannot read (reading stops after
+    ``MAX_IBNET_DIAGS`` errors), of a node described twice (two captures in one
+    file), of a GUID over 64 bits, a port count or number out of 1..254, a port listed twice
+    or cabled to its own node, or of links that the two ends disagree about.  A line's text is
+    quoted only after the first node line: before it, and in a file with no node line at all
+    (not ibnetdiscover output: one ``E-IBNET-FORMAT``), the file may be anything, say a
+    password file, and is not echoed.
     """
     diags: list[Diagnostic] = []
+    nbad = 0
     nodes_out: list[IbNode] = []
     pending: dict[str, int] = {}
     cur: dict[str, Any] | None = None
     headers = 0
+    seen: dict[str, int] = {}  # node id -> line of its header
+    where: dict[tuple[str, int], int] = {}  # (node id, port) -> line of its port line
 
     def finish() -> None:
         nonlocal cur
@@ -119,67 +176,55 @@ def parse_ibnetdiscover(text: str, file: str = "<ibnetdiscover>") -> IbNet:
             )
         cur = None
 
-    def bad(lineno: int, msg: str) -> None:
-        diags.append(Diagnostic(file, lineno, 1, "error", "E-IBNET", "$", msg))
+    def bad(lineno: int, msg: str, hint: str = "") -> None:
+        nonlocal nbad
+        nbad += 1
+        if nbad <= MAX_IBNET_DIAGS:
+            diags.append(Diagnostic(file, lineno, 1, "error", "E-IBNET", "$", msg, hint))
+        elif nbad == MAX_IBNET_DIAGS + 1:  # then reading stops: 32 MB of bad lines took 4.8 GB
+            more = f"... and more: reading stopped at line {lineno}, after {MAX_IBNET_DIAGS} errors"
+            diags.append(Diagnostic(file, lineno, 1, "error", "E-IBNET", "$", more))
 
-    for lineno, raw in enumerate(text.splitlines(), 1):
+    for lineno, raw in _lines(text):
         line = raw.strip()
         if not line or line.startswith("#"):
             if not line:
                 finish()
             continue
+        here = partial(bad, lineno)
         m = _GUID_LINE_RE.match(line)
         if m:
             finish()
-            pending[m.group(1)] = int(m.group(3), 16)
+            pending[m.group(1)] = _guid_ok(int(m.group(3), 16), m.group(3), m.group(1), here)
             continue
-        if line.startswith(("vendid", "devid")):
+        if line.startswith(("vendid", "devid")) or _GROUP_RE.match(line):
             finish()
             continue
         m = _NODE_RE.match(line)
         if m:
             headers += 1
             finish()
-            kind = {"Switch": "switch", "Rt": "router"}.get(m.group(1), "ca")
-            nid = m.group(3)
-            rest = m.group(4) or ""
-            dm = _DESC_RE.match(rest)
-            desc = dm.group(1) if dm else rest.strip()
-            key = {"switch": "switchguid", "router": "rtguid"}.get(kind, "caguid")
-            guid = pending.get(key) or _id_guid(nid)
-            if guid is None:
-                bad(lineno, f"cannot tell the GUID of node {nid!r} (no {key}= line before it)")
-                guid = 0
-            cur = {
-                "kind": kind,
-                "guid": guid,
-                "ports": int(m.group(2)),
-                "desc": desc,
-                "links": [],
-                "pguids": {},
-                "sysimg": pending.get("sysimgguid", 0),
-                "id": nid,
-            }
+            cur = _node(m, lineno, pending, seen, here)
             pending = {}
             continue
         m = _PORT_RE.match(line)
         if m and cur is not None:
-            port = int(m.group(1))
-            peer = m.group(3)
-            peer_guid = _id_guid(peer)
-            if peer_guid is None:
-                bad(lineno, f"peer {peer!r} is not an ibnetdiscover node id (S-/H-<guid>)")
-                continue
-            if cur["kind"] == "ca" and m.group(2):
-                cur["pguids"][port] = int(m.group(2), 16)
-            cur["links"].append(IbLink(port, peer, int(m.group(4))))
+            _port(m, lineno, cur, where, here)
             continue
+        hint = (
+            "the line holds terminal escape codes: save ibnetdiscover's output with "
+            "`ibnetdiscover > FILE`, not from a terminal"
+            if "\x1b" in line
+            else ""
+        )
         if headers:  # ibnetdiscover output with a bad line: quoted, to find it
-            bad(lineno, f"cannot read this line: {line[:80]!r}")
+            bad(lineno, f"cannot read this line: {line[:80]!r}", hint)
         else:  # before any node line the file may be anything: its text is not echoed
-            bad(lineno, "cannot read this line (before the first 'Switch' or 'Ca' node line)")
-        if headers == 0 and len(diags) >= _SNIFF_LINES:
+            bad(lineno, "cannot read this line (before the first 'Switch' or 'Ca' node line)", hint)
+        if headers == 0 and nbad >= _SNIFF_LINES:
             break  # no node yet after this many unreadable lines: not ibnetdiscover at all
+        if nbad > MAX_IBNET_DIAGS:
+            break
     finish()
     if headers == 0 and diags:
         first = diags[0]
@@ -213,44 +258,135 @@ def parse_ibnetdiscover(text: str, file: str = "<ibnetdiscover>") -> IbNet:
                 )
             ]
         )
-    if len(diags) > MAX_IBNET_DIAGS:
-        more = len(diags) - MAX_IBNET_DIAGS
-        last = diags[MAX_IBNET_DIAGS - 1]
-        tail = Diagnostic(file, last.line, 1, "error", "E-IBNET", "$", f"... and {more} more")
-        diags = [*diags[:MAX_IBNET_DIAGS], tail]
     if diags:
         raise InputError(diags)
     net = IbNet(tuple(nodes_out))
-    _check_links(net, file)
+    _check_links(net, file, where)
     return net
 
 
-def _id_guid(nid: str) -> int | None:
-    m = re.fullmatch(r"[SHR]-([0-9a-fA-F]{1,16})", nid)
-    return int(m.group(1), 16) if m else None
+def _node(
+    m: re.Match[str],
+    lineno: int,
+    pending: dict[str, int],
+    seen: dict[str, int],
+    bad: Callable[[str], None],
+) -> dict[str, Any]:
+    """The node a ``Switch``/``Ca``/``Rt`` header line starts; ``bad`` for what is wrong."""
+    kind = {"Switch": "switch", "Rt": "router"}.get(m.group(1), "ca")
+    nid = m.group(3)
+    rest = m.group(4) or ""
+    dm = _DESC_RE.match(rest)
+    desc = dm.group(1) if dm else rest.strip()
+    key = {"switch": "switchguid", "router": "rtguid"}.get(kind, "caguid")
+    canon = _canon_id(nid)
+    id_guid = int(canon[2:], 16) if canon else None
+    letter = _ID_LETTER[kind]
+    shown = clip(nid, 24)
+    if canon and canon[0] != letter:
+        bad(f"{m.group(1)} node {shown!r}: a {kind}'s id is {letter}-<guid>")
+    line_guid = pending.get(key)
+    if line_guid and id_guid is not None and line_guid != id_guid:
+        bad(f"{key}=0x{line_guid:x} and the node id {shown!r} name different GUIDs")
+    guid = line_guid or id_guid
+    if guid is None:
+        bad(f"cannot tell the GUID of node {shown!r} (no {key}= line before it)")
+        guid = 0
+    ports = _number(m.group(2))
+    if not 1 <= ports <= MAX_PORT:
+        bad(
+            f"node {shown!r} has {clip(m.group(2), 12)} ports: an InfiniBand node has 1 to "
+            f"{MAX_PORT}"
+        )
+        ports = MAX_PORT
+    own = f"{letter}-{guid:016x}"
+    if own in seen:
+        bad(
+            f"node {own} is described twice (first on line {seen[own]}): two ibnetdiscover "
+            "captures in one file?"
+        )
+    else:
+        seen[own] = lineno
+    return {
+        "kind": kind,
+        "guid": guid,
+        "ports": ports,
+        "desc": desc,
+        "links": [],
+        "pguids": {},
+        "sysimg": pending.get("sysimgguid", 0),
+        "id": own,
+        "lines": {},
+    }
 
 
-def _check_links(net: IbNet, file: str) -> None:
+def _port(
+    m: re.Match[str],
+    lineno: int,
+    cur: dict[str, Any],
+    where: dict[tuple[str, int], int],
+    bad: Callable[[str], None],
+) -> None:
+    """Add the link of a ``[port]`` line to ``cur``; ``bad`` for what is wrong with it."""
+    port, peer_port = _number(m.group(1)), _number(m.group(4))
+    peer = _canon_id(m.group(3))
+    me = cur["id"]
+    if peer is None:
+        bad(f"peer {clip(m.group(3), 24)!r} is not an ibnetdiscover node id (S-/H-<guid>)")
+        return
+    if not 1 <= port <= cur["ports"]:
+        bad(f"port {clip(m.group(1), 12)} of {me}: its ports are 1 to {cur['ports']}")
+        return
+    if not 1 <= peer_port <= MAX_PORT:
+        bad(f"port {clip(m.group(4), 12)} of {peer}: a port is numbered 1 to {MAX_PORT}")
+        return
+    if port in cur["lines"]:
+        bad(f"port {port} of {me} is listed twice (first on line {cur['lines'][port]})")
+        return
+    if peer == me:
+        bad(f"port {port} of {me} is cabled to its own node (port {peer_port})")
+        return
+    cur["lines"][port] = lineno
+    where[(me, port)] = lineno
+    if cur["kind"] == "ca" and m.group(2):
+        cur["pguids"][port] = _guid_ok(int(m.group(2), 16), m.group(2), "port GUID", bad)
+    cur["links"].append(IbLink(port, peer, peer_port))
+
+
+def _check_links(net: IbNet, file: str, where: dict[tuple[str, int], int]) -> None:
+    """``E-IBNET-LINK`` at the port line of each link whose peer is not described, or whose
+    peer does not name it back (the first ``MAX_IBNET_DIAGS`` by line, then how many more)."""
     by_id = net.by_id()
-    problems: list[str] = []
+    problems: list[tuple[int, str]] = []
     for n in net.nodes:
         for lk in n.links:
+            at = where.get((n.id, lk.port), 0)
             peer = by_id.get(lk.peer)
             if peer is None:
                 if lk.peer.startswith("R-"):
                     continue
                 problems.append(
-                    f"{n.id} port {lk.port} is cabled to {lk.peer}, which the "
-                    "output does not describe"
+                    (
+                        at,
+                        f"{n.id} port {lk.port} is cabled to {lk.peer}, which the "
+                        "output does not describe",
+                    )
                 )
                 continue
             back = [b for b in peer.links if b.port == lk.peer_port]
             if not back or back[0].peer != n.id or back[0].peer_port != lk.port:
                 problems.append(
-                    f"{n.id} port {lk.port} -> {lk.peer} port {lk.peer_port}, but "
-                    "the other end does not say so"
+                    (
+                        at,
+                        f"{n.id} port {lk.port} -> {lk.peer} port {lk.peer_port}, but "
+                        "the other end does not say so",
+                    )
                 )
     if problems:
+        problems.sort()
+        if len(problems) > MAX_IBNET_DIAGS:  # "... and N more" at the first left out
+            more = f"... and {len(problems) - MAX_IBNET_DIAGS} more"
+            problems[MAX_IBNET_DIAGS:] = [(problems[MAX_IBNET_DIAGS][0], more)]
         raise InputError(
-            [Diagnostic(file, 0, 0, "error", "E-IBNET-LINK", "$", p) for p in sorted(problems)[:20]]
+            [Diagnostic(file, at, 1, "error", "E-IBNET-LINK", "$", p) for at, p in problems]
         )

@@ -14,6 +14,7 @@ from typing import Any
 
 import networkx as nx
 
+from lnetgen.diagnostics import clip, printable
 from lnetgen.fabric.graph import IbNet, IbNode, guid_str, name_list
 
 #: Node descriptions that name a director's chip: "wfibcore1 Leaf L01", "core Spine 111A",
@@ -100,7 +101,7 @@ def infer_fabric(net: IbNet, name: str, role: str = "storage") -> Imported:
     if upper:
         notes.append(
             f"{len(upper)} switch(es) above the spines are left out (the inventory "
-            f"models two tiers): {name_list([n.desc or n.id for n in upper])}"
+            f"models two tiers): {name_list([_shown(n.desc) or n.id for n in upper])}"
         )
     chassis, tor = _chassis(g, leaves, spines, name)
     groups: dict[str, dict[str, list[IbNode]]] = defaultdict(lambda: {"leaf": [], "spine": []})
@@ -142,7 +143,8 @@ def _tiers(
         for n in switches
         if n.id not in has_host and any(p in leaf_ids for p in g.neighbors(n.id))
     ]
-    upper = [n for n in switches if n.id not in leaf_ids and n not in spines]
+    spine_ids = {n.id for n in spines}  # a set: ``n not in spines`` took 19 s for 5,000 pairs
+    upper = [n for n in switches if n.id not in leaf_ids and n.id not in spine_ids]
     return leaves, spines, upper
 
 
@@ -187,12 +189,14 @@ def _chassis(
     for comp in comps:
         if len(comp) == 1:
             tor.add(comp[0])
+    used = set(chassis.values())  # a set: ``in chassis.values()`` per leaf was quadratic
     for n in leaves:
         if n.id in tor:
             name_ = _box_name(n.desc) or f"sw-{n.guid:016x}"
-            if name_ in chassis.values():  # two boxes that describe themselves alike
+            if name_ in used:  # two boxes that describe themselves alike
                 name_ = f"{name_}-{n.guid:016x}"[:63]
             chassis[n.id] = name_
+            used.add(name_)
     return chassis, tor
 
 
@@ -271,6 +275,12 @@ def _hosts(net: IbNet, leaf_of: dict[str, tuple[str, str]]) -> list[ImportedHost
     return hosts
 
 
+def _shown(desc: str) -> str:
+    """A node description fit for a note (a YAML comment line and the terminal): control and
+    bidi characters escaped, at most ``MAX_SHOWN`` characters."""
+    return printable(clip(desc))
+
+
 def _box_name(desc: str) -> str:
     """The host name a stand-alone switch reports: ``MF0;leaf01:MSB7700/U1`` -> ``leaf01``,
     ``leaf-a rack 3`` -> ``leaf-a``; '' when there is none."""
@@ -287,8 +297,8 @@ def _leaf_sort(n: IbNode) -> tuple[int, str, int]:
     """Order chips by the number in their description (L2 before L10), then GUID."""
     hint = _chip_hint(n.desc)
     ident = hint[2] if hint else n.desc
-    m = re.search(r"(\d+)", ident)
-    return (int(m.group(1)) if m else 1 << 30, ident, n.guid)
+    m = re.search(r"[0-9]{1,9}", ident)  # int() of 4,300 or more digits raises ValueError
+    return (int(m.group()) if m else 1 << 30, ident, n.guid)
 
 
 def imported_yaml(imp: Imported, source: str) -> str:
@@ -296,7 +306,7 @@ def imported_yaml(imp: Imported, source: str) -> str:
     import yaml
 
     lines = [
-        f"# fabric discovered from {source} by lnetgen fabric import",
+        f"# fabric discovered from {printable(source)} by lnetgen fabric import",
         "# 'fabrics' is an inventory section as is; 'hosts' says where each host port is",
         "# cabled: copy guid and attach into routers/servers, or node sets into",
         "# topology.attach for compute nodes, then remove this key.",
@@ -317,5 +327,7 @@ def imported_yaml(imp: Imported, source: str) -> str:
             for h in imp.hosts
         ],
     }
-    body = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=100)
+    # libyaml's emitter when there is one: the same text, 2.5 times as fast (20,000 hosts: 14 s)
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    body = yaml.dump(doc, Dumper=dumper, sort_keys=False, default_flow_style=None, width=100)
     return "\n".join(lines) + "\n" + body
