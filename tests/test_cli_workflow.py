@@ -402,6 +402,8 @@ def test_setstripe_lines_quote_the_path() -> None:
         "place", "osts", str(DEMO), "--fs", "scratch", "--client", "nid00001", "--path", "$(id)"
     )
     assert r.exit_code == 0 and "lfs setstripe -c 1 -i 0 '$(id)'" in r.output, r.output
-    r = run("advise", "stripes", str(DEMO), "--fs", "scratch", "--path", "a b; rm -rf /")
-    assert r.exit_code == 0 and "'a b; rm -rf /'" in r.output, r.output
+    # the demo gives no OST rate, so no stripe advice: Spider's widow1 gets lines, per pool
+    spider = str(DEMO.parent / "spider.yaml")
+    r = run("advise", "stripes", spider, "--fs", "widow1", "--path", "a b; rm -rf /")
+    assert r.exit_code == 0 and "'a b; rm -rf /.g01'" in r.output, r.output
     assert " a b; rm" not in r.output
