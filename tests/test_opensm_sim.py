@@ -14,6 +14,7 @@ is not possible (not root, no apt-get, or the install fails).  About a minute.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -117,7 +118,15 @@ def test_wolf_recorded_settings_and_port_plan_are_balanced(tools: None) -> None:
 
 
 def test_spider_default_writes_nothing_and_passes(tools: None) -> None:
+    """Projection (the default) keeps every router on its server's leaf module: nothing to
+    judge.  Baseline puts every router on every storage net, as the settings were judged
+    before the plan was: the old advice makes that 6x."""
     res = CliRunner().invoke(command, ["check", str(SITES / "spider.yaml")])
+    assert res.exit_code == 0, res.output
+    assert "data in the projection plan" in res.output
+    assert "no route between hosts that exchange data crosses a spine" in res.output
+    assert "advice: fabric sion: record no OpenSM setting" in res.output
+    res = CliRunner().invoke(command, ["check", str(SITES / "spider.yaml"), "-s", "baseline"])
     assert res.exit_code == 0, res.output
     # core1 (with the MDS module) 2.00x, core2 1.88x: the fabric's worst is 2.00x
     assert "none                  2.00x  (what generate writes)" in res.output
@@ -127,11 +136,12 @@ def test_spider_default_writes_nothing_and_passes(tools: None) -> None:
 
 
 def test_spider_recorded_settings_worse_than_none_fail(tools: None, tmp_path: Path) -> None:
-    """The old advice (guid files + max_reverse_hops 1), recorded: 6x against 2x, exit 1."""
+    """The old advice (guid files + max_reverse_hops 1), recorded, judged on baseline's routes:
+    6x against 2x, exit 1."""
     path = _with_opensm(
         tmp_path, "spider.yaml", "    role: storage\n", "{io_guid_file: true, max_reverse_hops: 1}"
     )
-    res = CliRunner().invoke(command, ["check", str(path)])
+    res = CliRunner().invoke(command, ["check", str(path), "--strategy", "baseline"])
     assert res.exit_code == 1, res.output
     assert "FAIL: fabric sion: the recorded settings (io_guid_file, max_reverse_hops 1) are " in (
         res.output
@@ -140,9 +150,12 @@ def test_spider_recorded_settings_worse_than_none_fail(tools: None, tmp_path: Pa
 
 
 def test_demo_guid_file_is_advised(tools: None, tmp_path: Path) -> None:
-    """Demo core2: 2.00x with no setting, 1.00x with the io_guid_file; with lnetgen's old
-    opensm.conf (max_reverse_hops 1) core1 went from 1.00x to 2.00x."""
-    res = CliRunner().invoke(command, ["check", str(SITES / "demo.yaml"), "--keep", str(tmp_path)])
+    """Demo with baseline (every router with every server): core2 2.00x with no setting, 1.00x
+    with the io_guid_file; with lnetgen's old opensm.conf (max_reverse_hops 1) core1 went from
+    1.00x to 2.00x."""
+    res = CliRunner().invoke(
+        command, ["check", str(SITES / "demo.yaml"), "-s", "baseline", "--keep", str(tmp_path)]
+    )
     assert res.exit_code == 0, res.output
     assert "== none: ftree, no guid files, max_reverse_hops 0 [core1]" in res.output
     assert "== guid-files: ftree + io_guid_file [core2]" in res.output
@@ -210,3 +223,12 @@ def test_a_plan_whose_routes_cross_the_spines_is_judged_on_them(tools: None) -> 
     v = advise.judge(fab, advise.check(site, fab, pairs=advise.plan_pairs(plan)))
     assert (v.scores["none"], v.scores["guid-files"]) == (2.0, 1.0)
     assert v.best.key == "guid-files"
+
+
+def test_slingshot_check_passes_on_its_plan(tools: None) -> None:
+    """``fabric check sites/slingshot.yaml`` failed (3.50x, limit 2x) and advised recording
+    settings for traffic its nearest-neighbor plan never sends across a spine."""
+    res = CliRunner().invoke(command, ["check", str(SITES / "slingshot.yaml"), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    (fab,) = json.loads(res.stdout)["fabrics"]
+    assert fab["plan_strategy"] == "nearest-neighbor"

@@ -20,6 +20,7 @@ from lnetgen.cli.common import (
     EXIT_FINDINGS,
     EXIT_INPUT,
     EXIT_OK,
+    STRATEGY_OPT,
     TEXT,
     NonEmptyPath,
     handles_input_errors,
@@ -217,18 +218,23 @@ def plan_ports(site: str, fmt: str) -> None:
     help="keep net files, OpenSM logs and forwarding tables in this directory: a new or "
     "empty one, or one an earlier --keep wrote (see above)",
 )
+@STRATEGY_OPT
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 @quiet_option
 @handles_input_errors()
-def check(site: str, fabric: str | None, keep: str | None, fmt: str, quiet: bool) -> None:
+def check(
+    site: str, fabric: str | None, keep: str | None, strategy: str | None, fmt: str, quiet: bool
+) -> None:
     """Measure OpenSM settings on a simulated copy of each fabric of SITE and say which to
     record (fabrics[].opensm).
 
     Runs OpenSM (ftree, once) with no setting, lnetgen's guid files, max_reverse_hops 1, the
     recorded settings and (compute fabric) the IO port plan, and counts the routes between the
-    fabric's two host classes per spine and leaf uplink.  Exit 1 on a fabric where what
+    fabric's two host classes per spine and leaf uplink: every compute node with every IO node
+    on a compute fabric; on a storage fabric the routers and servers that exchange data in the
+    plan of --strategy (a storage net's routers with its servers).  Exit 1 on a fabric where what
     generate writes is worse than no setting, makes ftree fall back, loses routes, allows a
     credit loop or puts more than 2x the best possible on a leaf uplink.  Needs opensm,
     ibsim-utils and infiniband-diags; without them, skips (exit 0) once the inventory
@@ -256,6 +262,12 @@ def check(site: str, fabric: str | None, keep: str | None, fmt: str, quiet: bool
             click.echo(json.dumps({"skipped": reason, "fabrics": []}, indent=1))
         click.echo(f"fabric check skipped: {reason}", err=True)
         sys.exit(EXIT_OK)
+    pairs = strategy_used = None
+    if any(f.role == "storage" for f in advise.checked_fabrics(s, fabric)):
+        from lnetgen.api import load_plan
+
+        plan = load_plan(site, strategy, None)[1]
+        pairs, strategy_used = advise.plan_pairs(plan), plan.strategy
     failed = False
     fabrics = []
     error = ""
@@ -264,15 +276,21 @@ def check(site: str, fabric: str | None, keep: str | None, fmt: str, quiet: bool
     with kept.staging(keep) as stage:
         for fab in advise.checked_fabrics(s, fabric):
             try:
-                rows = advise.check(s, fab, keep=stage, progress=progress_bars(quiet))
+                rows = advise.check(s, fab, keep=stage, progress=progress_bars(quiet), pairs=pairs)
             except (simulate.SimError, OSError) as exc:
                 error = str(exc)
                 click.echo(f"fabric check failed: {error}", err=True)
                 break
             verdict = advise.judge(fab, rows)
+            judged = strategy_used if fab.role == "storage" else None
             if fmt == "json":
-                fabrics.append(check_dict(rows, verdict))
+                fabrics.append({**check_dict(rows, verdict), "plan_strategy": judged})
             else:
+                if judged:
+                    click.echo(
+                        f"fabric {fab.name} (storage): the routes between the routers and "
+                        f"servers that exchange data in the {judged} plan"
+                    )
                 for line in report_lines(rows) + verdict_lines(verdict):
                     click.echo(line)
             failed = failed or bool(verdict.problems)
