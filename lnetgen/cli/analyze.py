@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import click
@@ -35,7 +35,7 @@ from lnetgen.cli.place import format_placement, place_clients_cmd, place_group, 
 from lnetgen.cli.siteplan import format_option, load_plan, model_settings, num, plan_option
 
 if TYPE_CHECKING:  # the library is imported lazily at run time
-    from lnetgen.analyze import Analysis, LinkStats
+    from lnetgen.analyze import Analysis, LinkStats, Settings
     from lnetgen.throughput import Prediction
     from lnetgen.traffic.dragonfly import DragonflyReport
 
@@ -98,6 +98,8 @@ def analyze_cmd(
     (writes client->router, reads router->client) and how each router's six links are used,
     and either the N-1 summary (worst single-router failure) or, with --fail, every (client
     class, storage net) and (servers, client net) pair that loses its planned routes.
+    Predicted GB/s is "at most" where the path crosses a component whose rate the site does
+    not give; a rates legend names each rate's inventory source, or the option that gave it.
 
     Exit status: 0 ok; 1 findings (routes dead on paper, missing hop counts, an invalid
     inventory) or, with --fail, a pair left without any live route; 2 bad input or usage.
@@ -167,12 +169,11 @@ def _dragonfly_lines(d: DragonflyReport) -> list[str]:
 
 def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
     """The text report of ``lnetgen analyze``."""
-    from lnetgen.traffic.settings import mb_s
 
     s = a.settings
     out = [
         f"site {a.site}  strategy {a.strategy}  workload {a.workload}: {num(a.flows, 1)} flows "
-        f"(one flow = one OST at {mb_s(s.ost_mb_s)}, counted by {s.weight_by})"
+        f"(one flow = one OST at {given(s.ost_mb_s, s.ost_source)}, counted by {s.weight_by})"
     ]
     if a.lost_writes or a.lost_reads:
         out.append(
@@ -199,6 +200,7 @@ def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
         f"{fb.crossing_routes}"
     )
     out.extend(throughput_lines(a.throughput))
+    out.extend(rates_lines(s, sources_of(a.throughput)))
     t = a.torus
     out.append("")
     if a.dragonfly is not None:
@@ -209,7 +211,7 @@ def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
         dims = "x".join(str(d) for d in t.dims)
         out.append(
             f"torus {dims}, {t.routing} routing; a link saturates above {num(t.saturation)} flows "
-            f"({mb_s(s.link_mb_s)} / {mb_s(s.ost_mb_s)})"
+            f"({given(s.link_mb_s, s.link_source)} / {given(s.ost_mb_s, s.ost_source)})"
         )
         out.extend(_link_line("writes (client -> router)", t.writes, t.saturation))
         out.extend(_link_line("reads  (router -> client)", t.reads, t.saturation))
@@ -255,6 +257,42 @@ def gb_s(x: float | None) -> str:
     return "n/a" if x is None else f"{x / 1000:.1f} GB/s"
 
 
+def given(x: float | None, source: str) -> str:
+    """A flow-count rate: ``"180 MB/s"``, ``"200 MB/s (--ost-mb-s)"`` when an option gave it
+    (the inventory's rates are in the rates legend)."""
+    from lnetgen.traffic.settings import given_mb_s
+
+    return given_mb_s(x, source)
+
+
+def rates_lines(
+    settings: Settings | None, sources: Iterable[tuple[str, tuple[str, ...]]]
+) -> list[str]:
+    """The rates legend: every rate the figures use (the flow counts' ``settings``, the
+    predictions' ``sources``: kind, entries), with the inventory entry (and its source) or the
+    option it came from, and [what uses it]."""
+    from lnetgen.throughput.sources import legend
+
+    lines = legend(settings, sources)
+    if not lines:
+        return ["", "rates: none (neither the site's rates: nor an option gives one)"]
+    out = [
+        "",
+        "rates (the inventory's rates: entry with its source, or the option; [what uses it]):",
+    ]
+    out.extend(f"  {entry} [{', '.join(users)}]" for entry, users in lines)
+    return out
+
+
+def sources_of(preds: Sequence[Prediction]) -> list[tuple[str, tuple[str, ...]]]:
+    """The predictions' rate entries per kind, each once, kinds in the order first met."""
+    kinds: dict[str, tuple[str, ...]] = {}
+    for p in preds:
+        for kind, entries in p.sources.items():
+            kinds[kind] = tuple(dict.fromkeys((*kinds.get(kind, ()), *entries)))
+    return list(kinds.items())
+
+
 def throughput_lines(preds: Sequence[Prediction]) -> list[str]:
     """The predicted-bandwidth section of analyze (one line per op, then what bounds it)."""
     if not preds:
@@ -273,10 +311,14 @@ def throughput_lines(preds: Sequence[Prediction]) -> list[str]:
         ),
     ]
     for p in preds:
-        line = f"  {p.op + 's':<6}: {gb_s(p.aggregate_mb_s)} as IOR reports it"
+        most = "at most " if p.bound else ""
+        line = f"  {p.op + 's':<6}: {most}{gb_s(p.aggregate_mb_s)}"
+        if p.bound:
+            line += f" (bound: no {', '.join(p.unknown)} rate)"
+        line += " as IOR reports it"
         if p.aggregate_mb_s is not None:
             line += (
-                f" (all ranks running: {gb_s(p.steady_mb_s)}; per rank "
+                f" (all ranks running: {most}{gb_s(p.steady_mb_s)}; per rank {most}"
                 f"{num(p.rank_min_mb_s or 0, 1)}-{num(p.rank_max_mb_s or 0, 1)} MB/s)"
             )
         out.append(line)
@@ -382,8 +424,11 @@ __all__ = [
     "format_analysis",
     "format_placement",
     "gb_s",
+    "given",
     "pct",
     "place_clients_cmd",
     "place_group",
     "place_osts_cmd",
+    "rates_lines",
+    "sources_of",
 ]

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from lnetgen.cli.analyze import gb_s, pct
+from lnetgen.cli.analyze import gb_s, pct, rates_lines
 from lnetgen.cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -31,7 +32,9 @@ from lnetgen.cli.common import (
 from lnetgen.cli.siteplan import format_option, model_settings, num
 
 if TYPE_CHECKING:  # the library is imported lazily at run time
-    from lnetgen.analyze import CompareRow
+    from lnetgen.analyze import CompareRow, Settings
+    from lnetgen.model import Site
+    from lnetgen.throughput.fabric import FabricRoutes
 
 
 @click.command("compare")
@@ -79,7 +82,9 @@ def compare_cmd(
     uplink: flows on the busiest leaf uplink; uniform: max flows on a torus link with every
     client writing to every OST; placed/default/random: max flows on a link with one client
     per OST, chosen by `lnetgen place clients`, in node order, or at random (writes/reads);
-    N-1: the worst single-router failure (clients x nets lost / falling back).  With --since
+    N-1: the worst single-router failure (clients x nets lost / falling back); write/read:
+    predicted GB/s, "<=" an upper bound where the site gives no rate for a component on the
+    path; a rates legend names each rate's inventory source or option.  With --since
     OLD_SITE, a second table: per layout, how many clients change routes and how many routes
     change per client from OLD_SITE's plan to SITE's.
 
@@ -109,10 +114,11 @@ def compare_cmd(
         print_diags(old_warnings)
     spec = workload_spec(workload)
     routes, storage = opensm_routes(site_obj, opensm, spec)
+    settings = model_settings(site_obj, link_mb_s, ost_mb_s, weight_by)
     rows = compare(
         site_obj,
         names,
-        model_settings(site_obj, link_mb_s, ost_mb_s, weight_by),
+        settings,
         seed,
         since=old,
         progress=progress_bars(quiet),
@@ -120,20 +126,72 @@ def compare_cmd(
         fabric_routes=routes,
         storage_routes=storage,
     )
+    rates = Rates.of(site_obj, settings, routes, storage)
     if fmt == "json":
-        click.echo(json.dumps([r.as_dict() for r in rows], indent=1, sort_keys=True))
+        click.echo(json.dumps([rates.row(r) for r in rows], indent=1, sort_keys=True))
     else:
-        for line in format_compare(rows):
+        for line in format_compare(rows, rates):
             click.echo(line)
     sys.exit(EXIT_FINDINGS if any(r.error for r in rows) else EXIT_OK)
 
 
-def format_compare(rows: list[CompareRow]) -> list[str]:
-    """The text table of ``lnetgen compare``."""
+@dataclass(frozen=True)
+class Rates:
+    """Where a compare table's rates come from, for every row alike: the flow counts'
+    ``settings``, the entries of the rates the site gives per kind of resource
+    (``sources``), and the kinds it gives none for (``unknown``): a predicted figure is then
+    an upper bound (``lnetgen.throughput.sources.unrated``)."""
+
+    settings: Settings | None = None
+    sources: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    unknown: tuple[str, ...] = ()
+
+    @classmethod
+    def of(
+        cls,
+        site: Site,
+        settings: Settings,
+        routes: FabricRoutes | None = None,
+        storage: FabricRoutes | None = None,
+    ) -> Rates:
+        from lnetgen.throughput.sources import site_entries, unrated
+
+        entries = site_entries(site, routes, storage)
+        return cls(settings, tuple(entries.items()), unrated(site, routes, storage))
+
+    def figure(self, x: float | None) -> str:
+        """A predicted figure: ``"<=48.3 GB/s"`` when it is an upper bound."""
+        return ("<=" if x is not None and self.unknown else "") + gb_s(x)
+
+    def row(self, r: CompareRow) -> dict[str, Any]:
+        """A row as JSON, with ``write_bound``/``read_bound`` (the figure is an upper bound),
+        ``unknown`` (the kinds without rates), ``sources`` (per kind, the rates' entries) and
+        ``flow_rates`` (the flow counts' rates with where each came from)."""
+        d = r.as_dict()
+        for op in ("write", "read"):
+            d[f"{op}_bound"] = bool(self.unknown) and d.get(f"{op}_mb_s") is not None
+        d["unknown"] = list(self.unknown)
+        d["sources"] = {k: list(v) for k, v in self.sources}
+        s = self.settings
+        flow = {}
+        if s is not None and s.ost_mb_s is not None:
+            flow["ost"] = {"mb_s": s.ost_mb_s, "source": s.ost_source}
+        if s is not None and s.link_mb_s is not None:
+            flow["link"] = {"mb_s": s.link_mb_s, "source": s.link_source}
+        d["flow_rates"] = flow
+        return d
+
+
+def format_compare(rows: list[CompareRow], rates: Rates | None = None) -> list[str]:
+    """The text table of ``lnetgen compare``; ``rates``: where its rates come from (its
+    legend, and which figures are upper bounds)."""
+    rates = rates or Rates()
+    cells = {r.strategy: (rates.figure(r.write_mb_s), rates.figure(r.read_mb_s)) for r in rows}
+    w = max([10, *(len(c) for pair in cells.values() for c in pair)])
     head = (
         f"{'strategy':<17} {'nets':>5} {'spine':>7} {'uplink':>7} {'uniform w/r':>13} "
         f"{'placed w/r':>13} {'default w/r':>13} {'random w/r':>13} {'N-1 lost/back':>14} "
-        f"{'losing':>6} {'fail load/lost':>14} {'write':>10} {'read':>10}  bottleneck (writes)"
+        f"{'losing':>6} {'fail load/lost':>14} {'write':>{w}} {'read':>{w}}  bottleneck (writes)"
     )
     out = [head]
     for r in rows:
@@ -148,7 +206,7 @@ def format_compare(rows: list[CompareRow]) -> list[str]:
             f"{_pair(r.random_write_max, r.random_read_max):>13} "
             f"{f'{r.worst_lost}/{r.worst_fallback}':>14} {r.routers_losing_a_net:>6} "
             f"{f'{r.failure_load_ratio:.2f}x/{r.failure_lost:g}':>14} "
-            f"{gb_s(r.write_mb_s):>10} {gb_s(r.read_mb_s):>10}  {r.bottleneck or 'n/a'}"
+            f"{cells[r.strategy][0]:>{w}} {cells[r.strategy][1]:>{w}}  {r.bottleneck or 'n/a'}"
         )
     out.append("")
     out.append(
@@ -169,9 +227,17 @@ def format_compare(rows: list[CompareRow]) -> list[str]:
         "write/read: predicted bandwidth of the workload as IOR reports it (lnetgen.throughput; "
         "n/a where the site gives no rate that bounds it)"
     )
+    if any(rates.figure(x).startswith("<=") for r in rows for x in (r.write_mb_s, r.read_mb_s)):
+        out.append(
+            f"  <=: an upper bound, not a prediction: the site gives no {', '.join(rates.unknown)} "
+            "rate, which these paths may cross (n/a, not limiting); one bound above another does "
+            "not rank the strategies"
+        )
     routed = next((r.opensm for r in rows if r.opensm), "")
     if routed:
         out.append(f"  following OpenSM's simulated routes of {routed}")
+    if rates.settings is not None or rates.sources:
+        out += rates_lines(rates.settings, rates.sources)
     return out + _dragonfly_lines(rows) + _churn_lines(rows)
 
 
@@ -219,4 +285,4 @@ def _pair(a: float | None, b: float | None) -> str:
     return f"{a:.1f}/{b:.1f}"
 
 
-__all__ = ["compare_cmd", "format_compare"]
+__all__ = ["Rates", "compare_cmd", "format_compare"]

@@ -83,3 +83,7 @@ class Report:
     fabric_legend: Svg
     warnings: tuple[Message, ...]
     compute_note: str
+    #: the legend of the summary's predicted figures (which are upper bounds, and why)
+    predicted_note: str = ""
+    #: the rates the page uses: "<inventory entry: source> [what uses it]" or the option
+    rates: tuple[str, ...] = ()

@@ -27,7 +27,8 @@ from lnetgen.report.svg import fmt, pct
 from lnetgen.report.torus import heat_legend, heat_scale, torus_phases
 from lnetgen.throughput import DEFAULT, Prediction, WorkloadSpec
 from lnetgen.throughput.fabric import FabricRoutes
-from lnetgen.traffic.settings import mb_s, settings_for
+from lnetgen.throughput.sources import legend
+from lnetgen.traffic.settings import given_mb_s, settings_for
 
 #: Default caps: switch boxes drawn per strategy, torus slices drawn per direction.
 MAX_SWITCHES = 24
@@ -102,7 +103,8 @@ def _summary(site: Site, items: Sequence[Solved | Unsolved]) -> Table:
 
 
 def _predicted(preds: Sequence[Prediction]) -> list[str]:
-    """The predicted GB/s of writes / reads and the writes' bottleneck (lnetgen.throughput)."""
+    """The predicted GB/s of writes / reads and the writes' bottleneck (lnetgen.throughput);
+    "at most ..." when either figure is an upper bound (a rate on its path unknown)."""
     by = {p.op: p for p in preds}
 
     def gb(op: str) -> str:
@@ -112,7 +114,8 @@ def _predicted(preds: Sequence[Prediction]) -> list[str]:
     w = by.get("write")
     b = w.bottleneck if w is not None else None
     neck = f"{b.kind} {b.name} ({pct(b.utilisation)})" if b is not None else "n/a"
-    return [f"{gb('write')} / {gb('read')} GB/s", neck]
+    most = "at most " if any(p.bound for p in preds) else ""
+    return [f"{most}{gb('write')} / {gb('read')} GB/s", neck]
 
 
 def _warnings(diags: Sequence[Diagnostic]) -> tuple[Message, ...]:
@@ -160,17 +163,45 @@ def _facts(site: Site) -> tuple[tuple[str, str], ...]:
 def _model(settings: Settings, routes: tuple[FabricRoutes | None, ...] = ()) -> str:
     """The traffic model in one sentence (two when OpenSM's routes feed the predictions)."""
     routed = [r for r in routes if r is not None]
+    ost = given_mb_s(settings.ost_mb_s, settings.ost_source)
     return (
         f"Uniform workload: every client reads and writes an equal share of every OST's "
-        f"stream; one flow = one OST at {mb_s(settings.ost_mb_s)} (counted by "
+        f"stream; one flow = one OST at {ost} (counted by "
         f"{settings.weight_by}); a torus link saturates above {fmt(settings.saturation)} flows "
-        f"({mb_s(settings.link_mb_s)} / {mb_s(settings.ost_mb_s)})."
+        f"({given_mb_s(settings.link_mb_s, settings.link_source)} / {ost})."
     ) + (
         f" Predicted bandwidth follows OpenSM's simulated routes of "
         f"{', '.join(r.fabric for r in routed)} ({routed[0].settings} settings)."
         if routed
         else ""
     )
+
+
+def _rates(settings: Settings, items: Sequence[Solved | Unsolved]) -> tuple[str, tuple[str, ...]]:
+    """The legend of the predicted figures (what they are; which are upper bounds, and why)
+    and the rates legend: each rate the page uses, with its inventory entry (and source) or
+    option, and [what uses it]."""
+    preds = [p for it in items if isinstance(it, Solved) for p in it.analysis.throughput]
+    kinds: dict[str, tuple[str, ...]] = {}
+    for p in preds:
+        for kind, entries in p.sources.items():
+            kinds[kind] = tuple(dict.fromkeys((*kinds.get(kind, ()), *entries)))
+    lines = legend(settings, kinds.items())
+    rates = tuple(f"{entry} [{', '.join(users)}]" for entry, users in lines)
+    note = ""
+    if preds:
+        note = (
+            "predicted write / read: the workload's bandwidth as IOR reports it (n/a where no "
+            "rate bounds it); bottleneck: the resource that holds back the slowest writers."
+        )
+        gaps = dict.fromkeys(k for p in preds if p.bound for k in p.unknown)
+        if gaps:
+            note += (
+                f" at most: an upper bound, not a prediction: the path crosses "
+                f"{', '.join(gaps)}, whose rates the site does not give (n/a, not limiting); "
+                "one bound above another does not rank the strategies."
+            )
+    return note, rates
 
 
 def build_report(
@@ -234,6 +265,7 @@ def build_report(
         if compute
         else ""
     )
+    predicted_note, rates = _rates(settings, items)
     return Report(
         title=f"lnetgen report: {site.name}"
         + (f" ({strategies[0]})" if not compare else " (strategies compared)"),
@@ -253,4 +285,6 @@ def build_report(
         fabric_legend=fabric_legend(),
         warnings=_warnings(warnings),
         compute_note=compute_note,
+        predicted_note=predicted_note,
+        rates=rates,
     )

@@ -8,7 +8,9 @@ router the *server's* route table picks.  The router is each of the client's (se
 gateways at the best live priority, the rank's data shared equally among them (LNet
 round-robin).  Every component whose rate ``Site.rates`` gives is a resource of that capacity;
 the others do not limit anything and are listed as ``n/a`` -- a prediction with an unknown
-rate on the path is an upper bound on what that rate would allow, and says so.
+rate on the path is an upper bound on what that rate would allow, and says so
+(``Prediction.bound``).  Every rate it used is named with its inventory entry and source
+(``Prediction.sources``, ``Bottleneck.source``; ``lnetgen.throughput.sources``).
 
 A router or server with Multi-Rail ports (``rails``) has one port resource of ``1 + rails``
 links: LNet spreads a peer's traffic over all its NIs, so the links are pooled like a leaf's
@@ -30,7 +32,8 @@ head-of-line blocking inside a switch, read-ahead and write-back caches.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 
@@ -42,6 +45,7 @@ from lnetgen.throughput.fill import FULL
 from lnetgen.throughput.problem import KINDS, _Built
 from lnetgen.throughput.problem import build as _build
 from lnetgen.throughput.share import Problem, Shares, completion, max_min
+from lnetgen.throughput.sources import kind_entries, resource_entry
 from lnetgen.throughput.workload import WorkloadSpec, build_ranks, with_background
 from lnetgen.traffic import IntArray, PlanIndex, index_plan
 from lnetgen.traffic.settings import FloatArray, rounded
@@ -50,13 +54,16 @@ from lnetgen.traffic.settings import FloatArray, rounded
 @dataclass(frozen=True)
 class Bottleneck:
     """The resource that holds back the slowest ranks: its kind and name, what it carries
-    against its capacity (MB/s), and how many ranks it froze."""
+    against its capacity (MB/s), how many ranks it froze, and the inventory entry its
+    capacity comes from (``"oss 1250 MB/s: seed 000 s3: ..."``; a port's or leaf's capacity is
+    that rate times its ports or uplinks)."""
 
     kind: str
     name: str
     load_mb_s: float
     capacity_mb_s: float
     ranks: int
+    source: str = ""
 
     @property
     def utilisation(self) -> float:
@@ -99,6 +106,8 @@ class Prediction:
     opensm: str = ""
     #: other jobs' nodes streaming alongside (``WorkloadSpec.background``)
     background_nodes: int = 0
+    bound: bool = False
+    sources: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def predict(
@@ -177,12 +186,13 @@ def solved(
     if site.torus is not None and site.rates.torus_link is None:
         unknown = ("torus link", *unknown)
     bounds = _bounds(p, built, njob) if bounds is None else bounds
+    sources = _sources(site, p, built, njob)
     if not served.any() or not bounded[served].all():
         return Prediction(
             site.name, plan.strategy, spec.label(), spec.op, ranks, nodes,
             None, None, None, None, None, None, None, bounds, unknown, torus_note,
             arbitration="age" if weight is not None else "fair",
-            opensm=routed, background_nodes=others,
+            opensm=routed, background_nodes=others, sources=sources,
         )  # fmt: skip
     done = completion(p, weight=weight, start=sh, endless=~job)
     rate = sh.rate
@@ -192,6 +202,7 @@ def solved(
     aggregate = float(rate.size / done.max())
     slow = int(np.argmin(sh.rate + np.where(p.served & job, 0, np.inf)))
     neck = _bottleneck(p, built, sh, njob, slow, weight is None, count)
+    neck = replace(neck, source=resource_entry(site, neck.kind, neck.name))
     return Prediction(
         site=site.name,
         strategy=plan.strategy,
@@ -212,6 +223,8 @@ def solved(
         arbitration="age" if weight is not None else "fair",
         opensm=routed,
         background_nodes=others,
+        bound=bool(unknown),
+        sources=sources,
     )
 
 
@@ -253,6 +266,30 @@ def _bounds(p: Problem, built: _Built, njob: int) -> dict[str, float]:
         caps = p.cap[ids] if ids else np.zeros(0)
         if len(caps) and np.isfinite(caps).all():
             out[kind] = rounded(caps.sum())
+    return out
+
+
+def _sources(site: Site, p: Problem, built: _Built, njob: int) -> dict[str, tuple[str, ...]]:
+    """Per kind the job's ranks (the first ``njob``) cross, the entries of its rates (a
+    kind whose resources all lack one is left out); the crossed names are looked up only on
+    a site whose switches give their own rates (``kind_entries``)."""
+    kinds = dict.fromkeys(k for k, _ in built.names)
+    if p.torus is not None:
+        kinds = {"torus link": None, **kinds}
+    touched: list[int] | None = None
+
+    def names_of(kind: str) -> list[str]:
+        nonlocal touched
+        if touched is None:
+            nnz = np.asarray(p.use[:, :njob].getnnz(axis=1) > 0).reshape(-1)
+            touched = np.nonzero(nnz)[0].tolist()
+        return [built.names[r][1] for r in touched if built.names[r][0] == kind]
+
+    out = {}
+    for kind in kinds:
+        got = kind_entries(site, kind, partial(names_of, kind))
+        if got:
+            out[kind] = got
     return out
 
 
