@@ -251,15 +251,17 @@ def test_fabric_check_keep_relative_and_both_busiest_uplinks(
     if not all(shutil.which(t) for t in ("opensm", "ibsim", "dump_fts")):
         pytest.skip("OpenSM, ibsim or infiniband-diags not installed")
     monkeypatch.chdir(tmp_path)
-    r = run("fabric", "check", str(DEMO), "--keep", "kept")
+    # baseline: every router with every server, so routes cross the spines of both switches
+    r = run("fabric", "check", str(DEMO), "-s", "baseline", "--keep", "kept")
     assert r.exit_code in (0, 1), r.output
     assert (tmp_path / "kept").is_dir()
     assert "worst router->server leaf uplink against its best case: " in r.output
     assert "most routes on one router->server leaf uplink: " in r.output
-    doc = json.loads(run("fabric", "check", str(DEMO), "--format", "json").stdout)
+    doc = json.loads(run("fabric", "check", str(DEMO), "-s", "baseline", "--format", "json").stdout)
     (fab,) = doc["fabrics"]
     assert fab["candidates"] and fab["candidates"][0]["forward"]["most_routes"]["routes"] > 0
     assert fab["advice"].startswith("fabric storage-ib: ") and fab["written"] == "none"
+    assert fab["plan_strategy"] == "baseline"
 
 
 # ----------------------------------------------------------------------------- figures, files
