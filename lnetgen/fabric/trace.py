@@ -159,14 +159,14 @@ def count_routes(
     def direction(srcs: list[Host], dsts: list[Host], forward: bool) -> Direction:
         d = Direction(spine=[0] * len(lay.spines))
         up: Counter[tuple[int, int]] = Counter()
-        toward: dict[int, Counter[str]] = defaultdict(Counter)  # leaf -> dst -> routes
+        toward: dict[int, Counter[int]] = defaultdict(Counter)  # leaf -> dst port -> routes
         for dst in dsts:
             for src in srcs:
                 if src.name == dst.name or not wanted(src, dst, forward):
                     continue
                 d.routes += 1
                 if tracer.leaf(src) != tracer.leaf(dst):
-                    toward[tracer.leaf(src)][dst.name] += 1
+                    toward[tracer.leaf(src)][dst.guid] += 1
                 hops = tracer.path(tracer.leaf(src), dst)
                 if hops is None:
                     d.unrouted += 1
