@@ -176,12 +176,17 @@ def test_compare_marks_bounds_and_names_sources() -> None:
     """Two bounds side by side are marked "<=", and the legend says they do not rank."""
     site = site_of(demo_with("oss"))
     rates = Rates.of(site, settings_for(site))
+    oss = ("oss",)
     rows = [
-        CompareRow("groups", write_mb_s=14000.0, read_mb_s=14000.0),
-        CompareRow("baseline", write_mb_s=12000.0, read_mb_s=None),
+        CompareRow(
+            "groups", write_mb_s=14000.0, read_mb_s=14000.0, write_unknown=oss, read_unknown=oss
+        ),
+        CompareRow("baseline", write_mb_s=12000.0, read_mb_s=None, write_unknown=oss),
+        CompareRow("projection", write_mb_s=9000.0, read_mb_s=9000.0),  # crossed no unrated kind
     ]
     text = "\n".join(format_compare(rows, rates))
     assert " <=14.0 GB/s <=14.0 GB/s " in text and " <=12.0 GB/s         n/a " in text
+    assert "   9.0 GB/s    9.0 GB/s " in text  # bounds are per row, not per site
     assert "<=: an upper bound, not a prediction: the site gives no oss rate" in text
     assert "does not rank the strategies" in text
     assert "ost 300 MB/s: SRC-OST: each OST streams 300 MB/s [one flow, ost]" in text

@@ -67,6 +67,9 @@ class CompareRow:
     # predicted bandwidth of the workload (lnetgen.throughput), MB/s; None: n/a
     write_mb_s: float | None = None
     read_mb_s: float | None = None
+    # the kinds of resource the prediction crossed without a rate: its figure is an upper bound
+    write_unknown: tuple[str, ...] = ()
+    read_unknown: tuple[str, ...] = ()
     bottleneck: str = ""  # of the writes: "kind name (utilisation)"
     opensm: str = ""  # the fabrics whose OpenSM routes the predictions follow
     # with ``since``: the churn from the older inventory's plan (lnetgen.analyze.churn)
@@ -200,6 +203,7 @@ def compare(
             )
         for pred in a.throughput:
             kw[f"{pred.op}_mb_s"] = pred.aggregate_mb_s
+            kw[f"{pred.op}_unknown"] = tuple(pred.unknown)
             kw["opensm"] = pred.opensm
             b = pred.bottleneck
             if pred.op == "write" and b is not None:

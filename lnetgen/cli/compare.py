@@ -159,9 +159,11 @@ class Rates:
         entries = site_entries(site, routes, storage)
         return cls(settings, tuple(entries.items()), unrated(site, routes, storage))
 
-    def figure(self, x: float | None) -> str:
-        """A predicted figure: ``"<=48.3 GB/s"`` when it is an upper bound."""
-        return ("<=" if x is not None and self.unknown else "") + gb_s(x)
+    @staticmethod
+    def figure(x: float | None, unknown: tuple[str, ...]) -> str:
+        """A predicted figure: ``"<=48.3 GB/s"`` when it is an upper bound (its prediction
+        crossed the kinds ``unknown`` without a rate)."""
+        return ("<=" if x is not None and unknown else "") + gb_s(x)
 
     def row(self, r: CompareRow) -> dict[str, Any]:
         """A row as JSON, with ``write_bound``/``read_bound`` (the figure is an upper bound),
@@ -169,7 +171,7 @@ class Rates:
         ``flow_rates`` (the flow counts' rates with where each came from)."""
         d = r.as_dict()
         for op in ("write", "read"):
-            d[f"{op}_bound"] = bool(self.unknown) and d.get(f"{op}_mb_s") is not None
+            d[f"{op}_bound"] = bool(d.get(f"{op}_unknown")) and d.get(f"{op}_mb_s") is not None
         d["unknown"] = list(self.unknown)
         d["sources"] = {k: list(v) for k, v in self.sources}
         s = self.settings
@@ -186,7 +188,13 @@ def format_compare(rows: list[CompareRow], rates: Rates | None = None) -> list[s
     """The text table of ``lnetgen compare``; ``rates``: where its rates come from (its
     legend, and which figures are upper bounds)."""
     rates = rates or Rates()
-    cells = {r.strategy: (rates.figure(r.write_mb_s), rates.figure(r.read_mb_s)) for r in rows}
+    cells = {
+        r.strategy: (
+            rates.figure(r.write_mb_s, r.write_unknown),
+            rates.figure(r.read_mb_s, r.read_unknown),
+        )
+        for r in rows
+    }
     w = max([10, *(len(c) for pair in cells.values() for c in pair)])
     head = (
         f"{'strategy':<17} {'nets':>5} {'spine':>7} {'uplink':>7} {'uniform w/r':>13} "
@@ -227,10 +235,14 @@ def format_compare(rows: list[CompareRow], rates: Rates | None = None) -> list[s
         "write/read: predicted bandwidth of the workload as IOR reports it (lnetgen.throughput; "
         "n/a where the site gives no rate that bounds it)"
     )
-    if any(rates.figure(x).startswith("<=") for r in rows for x in (r.write_mb_s, r.read_mb_s)):
+    crossed = sorted(
+        {k for r in rows for k in (*r.write_unknown, *r.read_unknown)},
+        key=lambda k: (rates.unknown.index(k) if k in rates.unknown else len(rates.unknown), k),
+    )
+    if any(c[0].startswith("<=") or c[1].startswith("<=") for c in cells.values()):
         out.append(
-            f"  <=: an upper bound, not a prediction: the site gives no {', '.join(rates.unknown)} "
-            "rate, which these paths may cross (n/a, not limiting); one bound above another does "
+            f"  <=: an upper bound, not a prediction: the site gives no {', '.join(crossed)} "
+            "rate, which its paths cross (n/a, not limiting); one bound above another does "
             "not rank the strategies"
         )
     routed = next((r.opensm for r in rows if r.opensm), "")
