@@ -69,12 +69,15 @@ class Switch:
 @dataclass(frozen=True)
 class OpenSMChoice:
     """OpenSM settings a site recorded for a fabric (``fabrics[].opensm``) after
-    ``lnetgen fabric check`` measured them; ``generate`` writes exactly these."""
+    ``lnetgen fabric check`` measured them; ``generate`` writes exactly these, with
+    ``measured`` (what the measurement showed, one line; "" when the site recorded none) as a
+    comment.  ``measured`` is no setting: two choices of the same settings are equal."""
 
     io_guid_file: bool = False
     cn_guid_file: bool = False
     root_guid_file: bool = False
     max_reverse_hops: int = 0
+    measured: str = field(default="", compare=False)
 
     def label(self) -> str:
         parts = [k for k in ("io_guid_file", "cn_guid_file", "root_guid_file") if getattr(self, k)]

@@ -228,7 +228,8 @@ def check(
     site: str, fabric: str | None, keep: str | None, strategy: str | None, fmt: str, quiet: bool
 ) -> None:
     """Measure OpenSM settings on a simulated copy of each fabric of SITE and say which to
-    record (fabrics[].opensm).
+    record (fabrics[].opensm): the advice is followed by the opensm line to put in the
+    fabric's inventory entry, with measured: (the figures and the OpenSM version that ran).
 
     Runs OpenSM (ftree, once) with no setting, lnetgen's guid files, max_reverse_hops 1, the
     recorded settings and (compute fabric) the IO port plan, and counts the routes between the
@@ -262,6 +263,9 @@ def check(
             click.echo(json.dumps({"skipped": reason, "fabrics": []}, indent=1))
         click.echo(f"fabric check skipped: {reason}", err=True)
         sys.exit(EXIT_OK)
+    from lnetgen.fabric.osmversion import opensm_version
+
+    version = opensm_version()  # named in the measured: text the advice gives
     pairs = strategy_used = None
     if any(f.role == "storage" for f in advise.checked_fabrics(s, fabric)):
         from lnetgen.api import load_plan
@@ -284,14 +288,15 @@ def check(
             verdict = advise.judge(fab, rows)
             judged = strategy_used if fab.role == "storage" else None
             if fmt == "json":
-                fabrics.append({**check_dict(rows, verdict), "plan_strategy": judged})
+                doc = check_dict(rows, verdict, version, judged)
+                fabrics.append({**doc, "plan_strategy": judged})
             else:
                 if judged:
                     click.echo(
                         f"fabric {fab.name} (storage): the routes between the routers and "
                         f"servers that exchange data in the {judged} plan"
                     )
-                for line in report_lines(rows) + verdict_lines(verdict):
+                for line in report_lines(rows) + verdict_lines(verdict, version, judged):
                     click.echo(line)
             failed = failed or bool(verdict.problems)
         if stage is not None:  # also after a failure: its logs say why
@@ -351,9 +356,12 @@ def report_lines(rows: list[CheckRow]) -> list[str]:
     return out
 
 
-def verdict_lines(v: Verdict) -> list[str]:
-    """Per fabric: each candidate's score, the advice, notes and the problems (exit 1)."""
-    from lnetgen.fabric.advise import advice
+def verdict_lines(v: Verdict, version: str = "OpenSM", plan: str | None = None) -> list[str]:
+    """Per fabric: each candidate's score, the advice and, when it is to record or keep
+    settings, the ``opensm:`` line to put in the fabric's inventory entry (indented as there,
+    ``measured:`` naming ``version`` and a storage fabric's ``plan``), notes and the problems
+    (exit 1)."""
+    from lnetgen.fabric.advise import advice, record_yaml
 
     out = [f"-- fabric {v.fabric}: busiest leaf uplink / best possible, over all switches"]
     for key, score in v.scores.items():
@@ -366,6 +374,9 @@ def verdict_lines(v: Verdict) -> list[str]:
             flags.append("what generate writes")
         out.append(f"   {key:<20} {score:5.2f}x" + (f"  ({'; '.join(flags)})" if flags else ""))
     out.append(f"advice: {advice(v)}")
+    yaml_line = record_yaml(v, version, plan)
+    if yaml_line:
+        out.append(f"    {yaml_line}")
     out.extend(f"note: {n}" for n in v.notes)
     out.extend(f"FAIL: fabric {v.fabric}: {p}" for p in v.problems)
     return out
@@ -415,10 +426,13 @@ def _direction_dict(d: Direction) -> dict[str, Any]:
     }
 
 
-def check_dict(rows: list[CheckRow], verdict: Verdict) -> dict[str, Any]:
+def check_dict(
+    rows: list[CheckRow], verdict: Verdict, version: str = "OpenSM", plan: str | None = None
+) -> dict[str, Any]:
     """``fabric check --format json``, one fabric: per candidate and switch what
-    ``report_lines`` prints, then the verdict ``verdict_lines`` prints."""
-    from lnetgen.fabric.advise import BOUND, advice
+    ``report_lines`` prints, then the verdict ``verdict_lines`` prints (``record``: the
+    ``opensm:`` line to record, None when the advice is to record none)."""
+    from lnetgen.fabric.advise import BOUND, advice, measured_text, record_yaml
 
     out = []
     for row in rows:
@@ -455,6 +469,9 @@ def check_dict(rows: list[CheckRow], verdict: Verdict) -> dict[str, Any]:
         "written": v.written.key,
         "best": v.best.key,
         "advice": advice(v),
+        "record": record_yaml(v, version, plan) or None,
+        "measured": measured_text(v, version, plan) if v.best.key != "none" else None,
+        "opensm_version": version,
         "notes": v.notes,
         "problems": v.problems,
     }

@@ -6,7 +6,10 @@ always written.  ``opensm.conf`` carries a setting only when the inventory recor
 fabric (``fabrics[].opensm``): whether a guid file or ``max_reverse_hops`` helps depends on the
 fabric (measured with OpenSM in ibsim: on Wolf they spread the IO routes over every spine, on
 Spider ``max_reverse_hops 1`` triples the busiest uplink), so ``lnetgen fabric check`` measures
-them and the site records its choice.  Without a record ``opensm.conf`` holds only comments.
+them and the site records its choice, with what the measurement showed
+(``fabrics[].opensm.measured``), which ``opensm.conf`` carries as a comment above the settings
+(a record without it is written too, marked not measured; the inventory check warns,
+W-OPENSM-UNMEASURED).  Without a record ``opensm.conf`` holds only comments.
 
 Who is an I/O node depends on the fabric:
 

@@ -13,6 +13,7 @@ usable when OpenSM kept ftree, every host pair is routed and no credit loop is p
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 
 from lnetgen.emit.opensm import fabric_files, fabric_guids
@@ -223,7 +224,7 @@ def judge(fab: Fabric, rows: list[CheckRow]) -> Verdict:
 
 
 def advice(v: Verdict) -> str:
-    """One line: which settings to record for the fabric."""
+    """One line: which settings to record for the fabric (:func:`record_yaml` gives the YAML)."""
     if v.best.key == "none":
         return (
             f"fabric {v.fabric}: record no OpenSM setting (none measured better than ftree alone)"
@@ -234,14 +235,40 @@ def advice(v: Verdict) -> str:
             f"fabric {v.fabric}: keep the recorded settings ({c.label()}: "
             f"{v.scores[v.best.key]:.2f}x against {v.scores['none']:.2f}x with no setting)"
         )
-    fields = [
-        f"{k}: true" for k in ("io_guid_file", "cn_guid_file", "root_guid_file") if getattr(c, k)
-    ]
-    fields.append(f"max_reverse_hops: {c.max_reverse_hops}")
     return (
-        f"fabric {v.fabric}: record opensm: {{{', '.join(fields)}}} "
+        f"fabric {v.fabric}: record opensm: {{{', '.join(_fields(c))}}} "
         f"({v.scores[v.best.key]:.2f}x against {v.scores['none']:.2f}x with no setting)"
     )
+
+
+def _fields(c: OpenSMChoice) -> list[str]:
+    out = [
+        f"{k}: true" for k in ("io_guid_file", "cn_guid_file", "root_guid_file") if getattr(c, k)
+    ]
+    out.append(f"max_reverse_hops: {c.max_reverse_hops}")
+    return out
+
+
+def measured_text(v: Verdict, version: str = "OpenSM", plan: str | None = None) -> str:
+    """What the measurement of the best settings showed, for ``fabrics[].opensm.measured``:
+    the OpenSM that ran (``version``, :func:`lnetgen.fabric.osmversion.opensm_version`), the
+    plan whose routes a storage fabric was judged on, and the busiest leaf uplink against the
+    best possible with those settings and with none."""
+    where = f", {plan} plan" if plan else ""
+    return (
+        f"fabric check, {version}{where}: busiest leaf uplink {v.scores[v.best.key]:.2f}x "
+        f"against {v.scores['none']:.2f}x with no setting"
+    )
+
+
+def record_yaml(v: Verdict, version: str = "OpenSM", plan: str | None = None) -> str:
+    """The ``opensm:`` line to put in the fabric's inventory entry when :func:`advice` says
+    to record or keep settings, ``measured:`` (:func:`measured_text`) included; "" when it
+    says to record none."""
+    if v.best.key == "none":
+        return ""
+    text = json.dumps(measured_text(v, version, plan))  # a YAML double-quoted scalar
+    return f"opensm: {{{', '.join(_fields(v.best.choice))}, measured: {text}}}"
 
 
 __all__ = [
@@ -254,5 +281,7 @@ __all__ = [
     "check",
     "checked_fabrics",
     "judge",
+    "measured_text",
     "plan_pairs",
+    "record_yaml",
 ]

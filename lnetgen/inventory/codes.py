@@ -110,4 +110,7 @@ CODES: dict[str, str] = {
     "W-RATES-TORUS": "torus link rates on a site whose client side is not a torus (ignored)",
     "W-RATES-DRAGONFLY": "local or global link rates on a site that is not a dragonfly (ignored)",
     "W-RATES-SWITCH": "rates on a switch of a compute fabric (its links are fabric_link; ignored)",
+    "W-OPENSM-UNMEASURED": (
+        "a fabric records OpenSM settings without what fabric check measured (measured)"
+    ),
 }

@@ -2,8 +2,9 @@
 
 Reads ``fabrics[].switches[]``: top-of-rack switches (``ports``, ``uplinks``) and directors
 (``leaves`` as a count or a list, ``spines``, ``spine_guids``), with their GUIDs, and the
-OpenSM settings the site recorded (``fabrics[].opensm``, E-OPENSM).  Reports E-SWITCH,
-E-DUP-NAME (fabric, switch, leaf names), E-GUID; ``Fabrics.attach`` reports
+OpenSM settings the site recorded (``fabrics[].opensm``: E-OPENSM; E-SCHEMA for a
+``measured`` text that is not one printable line, W-OPENSM-UNMEASURED without one).  Reports
+E-SWITCH, E-DUP-NAME (fabric, switch, leaf names), E-GUID; ``Fabrics.attach`` reports
 E-ATTACH-SWITCH, E-ATTACH-FABRIC, E-ATTACH-LEAF and E-ATTACH-PORT for every host's attachment.
 Adds ``Site.fabrics``.
 """
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lnetgen.inventory.context import Context, Registry
-from lnetgen.inventory.messages import did_you_mean
+from lnetgen.inventory.messages import did_you_mean, show
 from lnetgen.inventory.rates import switch_rates
 from lnetgen.model import MAX_SWITCH_PORTS, Attachment, Fabric, Leaf, OpenSMChoice, Switch
 from lnetgen.yamlsrc import Path
@@ -142,7 +143,11 @@ def _opensm(
     ctx: Context, f: dict[str, Any], p: Path, switches: list[Switch]
 ) -> OpenSMChoice | None:
     """``fabrics[].opensm``: the settings ``fabric check`` measured and the site chose.  A
-    guid file that could not be written for this fabric is reported (E-OPENSM)."""
+    guid file that could not be written for this fabric is reported (E-OPENSM); so is a
+    ``measured`` text with a character that does not print (E-SCHEMA: opensm.conf carries it
+    as a comment, where a line break would start a setting), as the inventory's other free text
+    is (:mod:`lnetgen.inventory.text`), line breaks and tabs included; settings without one
+    are written but warned about (W-OPENSM-UNMEASURED)."""
     spec = f["opensm"]
     q: Path = (*p, "opensm")
     ok = True
@@ -164,13 +169,35 @@ def _opensm(
                 "director), so lnetgen cannot write a root_guid_file",
             )
             ok = False
+    measured = spec.get("measured", "")
+    bad = next((c for c in measured if not c.isprintable()), None)
+    if bad is not None:
+        ctx.err(
+            (*q, "measured"),
+            "E-SCHEMA",
+            f"{show(measured)} holds the character U+{ord(bad):04X}, which does not print "
+            "(a control or format character, or a line break)",
+            hint="measured is one line of printable characters: opensm.conf carries it as a "
+            "comment",
+        )
+        ok = False
     if not ok:
         return None
+    if not measured:
+        ctx.warn(
+            q,
+            "W-OPENSM-UNMEASURED",
+            f"fabric {f['name']} records OpenSM settings with no measurement: generate writes "
+            "them, but opensm.conf cannot say what they were measured to do",
+            hint=f"`lnetgen fabric check SITE --fabric {f['name']}` measures them and prints "
+            "the opensm line to record, measured: included",
+        )
     return OpenSMChoice(
         bool(spec.get("io_guid_file", False)),
         bool(spec.get("cn_guid_file", False)),
         bool(spec.get("root_guid_file", False)),
         int(spec.get("max_reverse_hops", 0)),
+        measured,
     )
 
 
