@@ -103,11 +103,14 @@ def write_file(path: str, text: str) -> None:
     file; as a stream for a character device (a terminal, ``/dev/null``) or a named pipe
     (``--out /dev/stdout`` into a pipe), which is never replaced, and whose reader is waited
     for at most ``FIFO_WAIT`` seconds.  A symbolic link to anything else, a block device, a
-    socket or a directory is refused."""
+    socket or a directory is refused, and so is a path that ends with a slash (``-o sub/`` for
+    a directory that does not exist wrote a file named ``sub``)."""
     try:
         followed = os.stat(path).st_mode  # through links, /proc/self/fd/1 -> a pipe included
     except (OSError, ValueError):
         followed = 0
+    if path.endswith(("/", os.sep)) and not followed:
+        raise _fail(path, "output path ends with a slash, which names a directory; give a file")
     if os.path.islink(path) and _stream_kind(followed) is None:
         real = os.path.realpath(path)
         raise _fail(path, f"output path is a symbolic link (to {real}); give the real path")

@@ -246,6 +246,32 @@ def read_text(path: str, max_bytes: int = MAX_BYTES) -> str:
     return decode_text(blob, path, max_bytes)
 
 
+#: Byte-order marks of the encodings a Windows editor may save a file in, longest first
+#: (``iconv -f UTF-16`` reads the mark for the byte order, and drops it).
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
+def _utf16_hint(blob: bytes) -> str:
+    """How to convert a file that looks like UTF-16 or UTF-32 (a byte-order mark, or NULs at
+    every other byte of ASCII text, as a Windows editor saves it); "" otherwise."""
+    head = blob[:4096]
+    name = next((n for bom, n in _BOMS if head.startswith(bom)), "")
+    if not name and len(head) >= 8:
+        even, odd = head[0::2], head[1::2]
+        if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
+            name = "UTF-16LE"
+        elif even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
+            name = "UTF-16BE"
+    if not name:
+        return ""
+    return f"it looks like {name} text: convert it, e.g. iconv -f {name} -t UTF-8 FILE > NEW"
+
+
 def decode_text(blob: bytes, path: str, max_bytes: int = MAX_BYTES) -> str:
     """Bytes read from ``path`` (at most ``max_bytes + 1`` of them) as text: raises
     ``InputError`` for a NUL byte (a binary file), more than ``max_bytes`` bytes, or bytes that
@@ -266,6 +292,7 @@ def decode_text(blob: bytes, path: str, max_bytes: int = MAX_BYTES) -> str:
                     "E-FILE-BINARY",
                     "$",
                     "file contains a NUL byte; expected a text file",
+                    hint=_utf16_hint(blob),
                 )
             ]
         )

@@ -463,3 +463,14 @@ def test_report_without_o_keeps_a_users_report_html(
     assert CliRunner().invoke(main, [*args, "-o", "report.html"]).exit_code == 0
     assert 'content="lnetgen ' in mine.read_text()
     assert CliRunner().invoke(main, args).exit_code == 0
+
+
+def test_a_single_file_out_ending_with_a_slash_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``solve --out sub/`` for a directory that does not exist wrote a file named ``sub``."""
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["solve", DEMO, "--out", "sub/"])
+    assert r.exit_code == 2, r.output
+    assert "ends with a slash" in r.output
+    assert list(tmp_path.iterdir()) == []

@@ -188,3 +188,30 @@ def test_byte_order_mark_is_accepted(tmp_path: Path) -> None:
     path = tmp_path / "bom.yaml"
     path.write_bytes(b"\xef\xbb\xbfsite: x\n")
     assert load_file(str(path)).data == {"site": "x"}
+
+
+@pytest.mark.parametrize(
+    ("encoding", "name"),
+    [
+        ("utf-16", "UTF-16"),
+        ("utf-16-le", "UTF-16LE"),
+        ("utf-16-be", "UTF-16BE"),
+        ("utf-32", "UTF-32"),
+    ],
+)
+def test_a_utf16_file_gets_a_hint_to_convert_it(tmp_path: Path, encoding: str, name: str) -> None:
+    """A UTF-16 inventory (a Windows editor's) was refused as binary with no word on why."""
+    path = tmp_path / "site.yaml"
+    path.write_bytes("site: demo\ndescription: from Windows\n".encode(encoding))
+    with pytest.raises(InputError) as info:
+        read_text(str(path))
+    (d,) = info.value.diagnostics
+    assert d.code == "E-FILE-BINARY" and f"iconv -f {name} -t UTF-8" in d.hint
+
+
+def test_a_binary_file_gets_no_encoding_hint(tmp_path: Path) -> None:
+    path = tmp_path / "site.yaml"
+    path.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(InputError) as info:
+        read_text(str(path))
+    assert info.value.diagnostics[0].hint == ""
