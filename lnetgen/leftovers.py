@@ -90,6 +90,14 @@ def discard(parent: str, base: str, old: str, owned: Mapping[str, Snap] | None =
         with suppress(OSError):
             if snap_of(os.lstat(full)) == owned[rel]:
                 os.unlink(full)
+    return _keep(parent, base, tree, grave)
+
+
+def _keep(parent: str, base: str, tree: str, grave: str) -> str:
+    """Remove the directories of ``tree`` its owned files left empty; move what is left
+    (nothing lnetgen may delete) to ``<base>.lnetgen-saved-XXXXXXXX`` beside the output and
+    remove its temporary ``grave`` (``""``: none).  Returns the path the files are now under,
+    "" when nothing was left."""
     for root, _dirs, _files in os.walk(tree, topdown=False):
         with suppress(OSError):
             os.rmdir(root)  # only when empty
@@ -97,13 +105,6 @@ def discard(parent: str, base: str, old: str, owned: Mapping[str, Snap] | None =
         if grave:
             shutil.rmtree(grave, ignore_errors=True)
         return ""
-    return _keep(parent, base, tree, grave)
-
-
-def _keep(parent: str, base: str, tree: str, grave: str) -> str:
-    """Move what is left of ``tree`` (nothing lnetgen may delete) to
-    ``<base>.lnetgen-saved-XXXXXXXX`` beside the output and remove its temporary ``grave``
-    (``""``: none); the path the files are now under."""
     try:
         saved = tempfile.mkdtemp(prefix=f"{base}.lnetgen-saved-", dir=parent)
         os.rmdir(saved)
@@ -199,13 +200,6 @@ def _clear_old(parent: str, base: str, tree: str, grave: str) -> str:
     if listed:
         with suppress(OSError):
             os.unlink(os.path.join(tree, MARKER))
-    for root, _dirs, _files in os.walk(tree, topdown=False):
-        with suppress(OSError):
-            os.rmdir(root)  # only when empty
-    if not os.path.lexists(tree):
-        if grave:
-            shutil.rmtree(grave, ignore_errors=True)
-        return ""
     return _keep(parent, base, tree, grave)
 
 
