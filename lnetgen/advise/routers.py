@@ -157,6 +157,17 @@ class _Judge:
     def all_seeds(self, moves: dict[str, Coords]) -> list[Prediction]:
         return [m.predict(moves) for m in self.movers]
 
+    def weigh(self, moves: dict[str, Coords], best: Best, alone: Alone) -> tuple[Best, Alone]:
+        """Try the placement ``moves``: the best placement so far over every seed, and the
+        best on the first seed alone, each replaced when ``moves`` beats it."""
+        first = self.first(moves)
+        if first[0] > alone[0]:
+            alone = (first[0], moves)
+        tried = self.worst(moves, best[0], first)
+        if tried is not None:
+            best = (tried[0], moves, tried[1])
+        return best, alone
+
     def figures(self, after: list[Prediction]) -> tuple[SeedGain, ...]:
         return tuple(
             SeedGain(s, b.aggregate_mb_s, a.aggregate_mb_s, b.rank_min_mb_s, a.rank_min_mb_s)
@@ -165,6 +176,8 @@ class _Judge:
 
 
 Best = tuple[Gain, dict[str, Coords], list[Prediction]]
+#: The best placement on the first seed alone: its gain there, the moves.
+Alone = tuple[Gain, dict[str, Coords]]
 
 
 def advise_routers(
@@ -193,19 +206,13 @@ def advise_routers(
     total = sum(math.comb(len(names), k) * math.perm(len(free), k) for k in range(1, count + 1))
     best: Best = (NO_GAIN, {}, list(judge.before))
     # the best placement on the first seed alone (its gain there, the moves)
-    alone: tuple[Gain, dict[str, Coords]] = (NO_GAIN, {})
+    alone: Alone = (NO_GAIN, {})
     if total <= budget:
         method = "exact"
         for k in range(1, count + 1):
             for who in itertools.combinations(names, k):
                 for where in itertools.permutations(free, k):
-                    moves = dict(zip(who, where, strict=True))
-                    first = judge.first(moves)
-                    if first[0] > alone[0]:
-                        alone = (first[0], moves)
-                    tried = judge.worst(moves, best[0], first)
-                    if tried is not None:
-                        best = (tried[0], moves, tried[1])
+                    best, alone = judge.weigh(dict(zip(who, where, strict=True)), best, alone)
     else:
         method = "greedy"
         # the candidates: near the first seed's nodes (each is judged on every seed)
@@ -265,7 +272,7 @@ def _greedy(
     budget: int,
     best: Best,
     judge: _Judge,
-) -> tuple[Best, tuple[Gain, dict[str, Coords]]]:
+) -> tuple[Best, Alone]:
     """``count`` rounds of the best single move among the routers farthest (mean hops) from
     the workload's chips and the free slots nearest to them, within ``budget`` placements;
     and the best placement tried on the first seed alone."""
@@ -278,7 +285,7 @@ def _greedy(
 
     side = max(int(math.sqrt(max(budget // count, 1))), 1)
     moves = dict(best[1])
-    alone: tuple[Gain, dict[str, Coords]] = (NO_GAIN, {})
+    alone: Alone = (NO_GAIN, {})
     for _ in range(count):
         placed = {r.name: moves.get(r.name, r.coords or (0, 0, 0)) for r in site.routers}
         movable = sorted(
@@ -289,13 +296,7 @@ def _greedy(
         round_best = best
         for n in movable:
             for slot in open_slots[:side]:
-                trial = {**moves, n: slot}
-                first = judge.first(trial)
-                if first[0] > alone[0]:
-                    alone = (first[0], trial)
-                tried = judge.worst(trial, round_best[0], first)
-                if tried is not None:
-                    round_best = (tried[0], trial, tried[1])
+                round_best, alone = judge.weigh({**moves, n: slot}, round_best, alone)
         if round_best is best:
             break
         best = round_best
