@@ -14,6 +14,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
@@ -87,3 +88,16 @@ def json_documents(
         lambda inner: st.lists(inner, max_size=4) | st.dictionaries(key, inner, max_size=4),
         max_leaves=max_leaves,
     )
+
+
+@pytest.fixture(scope="module")
+def demo_nn(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo site's lnetctl files, nearest-neighbor: a route table per client class, with
+    routes at two priorities."""
+    from lnetgen import api
+
+    out = tmp_path_factory.mktemp("demo") / "out"
+    api.write_output(
+        api.generate(str(ROOT / "sites/demo.yaml"), "nearest-neighbor", "lnetctl"), str(out)
+    )
+    return out

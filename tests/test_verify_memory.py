@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
 
-from lnetgen import api, nodes
+from lnetgen import nodes
 from lnetgen.verify import proof, verify
 from lnetgen.verify.manifest import Manifest, Server
 from lnetgen.verify.pairs import FsProof
@@ -23,16 +22,6 @@ from lnetgen.verify.reach import DIRECT, HOLD, Prover, net_of
 from lnetgen.verify.world import Endpoint
 
 NI_O2IB = "    - net type: o2ib\n      local NI(s):\n        - interfaces:\n              0: ib0\n"
-
-
-@pytest.fixture(scope="module")
-def demo_nn(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo site, nearest-neighbor: one route table per client class."""
-    out = tmp_path_factory.mktemp("demo") / "out"
-    api.write_output(
-        api.generate(str(ROOT / "sites/demo.yaml"), "nearest-neighbor", "lnetctl"), str(out)
-    )
-    return out
 
 
 Seen = dict[str, Any]

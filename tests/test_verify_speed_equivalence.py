@@ -9,22 +9,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 
-from lnetgen import api
 from lnetgen.live import fast_routes
 from lnetgen.verify import VerifyResult, verify
 from lnetgen.verify.reach import Prover
-
-
-@pytest.fixture(scope="module")
-def demo_nn(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo site, nearest-neighbor (routes at two priorities)."""
-    out = tmp_path_factory.mktemp("demo") / "out"
-    api.write_output(
-        api.generate(str(ROOT / "sites/demo.yaml"), "nearest-neighbor", "lnetctl"), str(out)
-    )
-    return out
 
 
 def _block(text: str, net: str) -> str:
