@@ -267,10 +267,11 @@ def check(
 
     version = opensm_version()  # named in the measured: text the advice gives
     pairs = strategy_used = None
-    if any(f.role == "storage" for f in advise.checked_fabrics(s, fabric)):
-        from lnetgen.api import load_plan
+    checked = advise.checked_fabrics(s, fabric)
+    if any(f.role == "storage" for f in checked):
+        from lnetgen.solve import solve
 
-        plan = load_plan(site, strategy, None)[1]
+        plan = solve(s, strategy)  # the site loaded above, not read and validated again
         pairs, strategy_used = advise.plan_pairs(plan), plan.strategy
     failed = False
     fabrics = []
@@ -278,7 +279,7 @@ def check(
     # --keep is refused here, before any simulation, when it is not lnetgen's to replace; the
     # simulations run in a private staging tree that replaces it at the end (lnetgen.fabric.keep)
     with kept.staging(keep) as stage:
-        for fab in advise.checked_fabrics(s, fabric):
+        for fab in checked:
             try:
                 rows = advise.check(s, fab, keep=stage, progress=progress_bars(quiet), pairs=pairs)
             except (simulate.SimError, OSError) as exc:
