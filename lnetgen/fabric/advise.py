@@ -21,7 +21,6 @@ from lnetgen.fabric.cabling import fabric_hosts, fabric_of, layout
 from lnetgen.fabric.keep import Stage
 from lnetgen.fabric.ports import apply_moves, plan_ports
 from lnetgen.fabric.simulate import SimResult, simulate
-from lnetgen.fabric.trace import count_routes
 from lnetgen.model import Fabric, OpenSMChoice, Site
 from lnetgen.plan import Plan
 from lnetgen.progress import NO_PROGRESS, Progress
@@ -145,10 +144,8 @@ def check(
                 continue
             lay = layout(site, replace(fab, switches=(sw,)), part)
             sub, final = keep.sub(fab.name, cand.key, sw.name) if keep else (None, None)
-            result = simulate(lay, files=files, keep=sub, keep_as=final)
-            if pairs is not None and fab.role == "storage":
-                fwd, back = count_routes(lay, result.tables, result.lids, pairs)
-                result = replace(result, forward=fwd, backward=back)
+            counted = pairs if fab.role == "storage" else None
+            result = simulate(lay, files=files, keep=sub, keep_as=final, pairs=counted)
             rows.append(CheckRow(cand, sw.name, result))
         tick()
     return rows

@@ -276,8 +276,11 @@ def simulate(
     timeout: float = 300.0,
     keep: str | None = None,
     keep_as: str | None = None,
+    pairs: frozenset[tuple[str, str]] | None = None,
 ) -> SimResult:
-    """Simulate ``lay``, run OpenSM ftree once, trace and count the routes.
+    """Simulate ``lay``, run OpenSM ftree once, trace and count the routes (every route
+    between the two host classes, or those of ``pairs``: :func:`lnetgen.fabric.trace.
+    count_routes`).
 
     OpenSM gets either ``files`` (file name -> content: ``opensm.conf`` and guid files, as
     :func:`lnetgen.emit.opensm.fabric_files` makes them with ``directory="@DIR@"``) or plain
@@ -330,7 +333,7 @@ def simulate(
                 os.unlink(conf)
                 _create(conf, _conf_files(keep_as, settings, files)["opensm.conf"])
         tables, lids = parse_dump_fts(text)
-        fwd, back = count_routes(lay, tables, lids)
+        fwd, back = count_routes(lay, tables, lids, pairs)
         health = route_health(lay, tables, lids)
     return SimResult(
         engine,
