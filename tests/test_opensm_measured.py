@@ -8,25 +8,32 @@ and an unmeasured record was written just the same."""
 from __future__ import annotations
 
 import json
+import os
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import wolf_unrecorded
+from conftest import CASES, wolf_unrecorded
 
 from lnetgen.cli import main
 from lnetgen.cli.fabric import check_dict, command, verdict_lines
-from lnetgen.fabric import advise, fabric_of, simulate
+from lnetgen.diagnostics import Diagnostic
+from lnetgen.fabric import advise, fabric_digest, fabric_of, simulate
+from lnetgen.fabric.digest import recorded_digest, recorded_plan
 from lnetgen.fabric.osmversion import opensm_version
 from lnetgen.inventory import check, load_site
 from lnetgen.model import OpenSMChoice
 
 SITES = Path(__file__).resolve().parent.parent / "sites"
+WOLF_DIGEST = "184a5fc3f339"  # wolf-ib as sites/wolf.yaml cables it
 WOLF_MEASURED = (
-    "fabric check, OpenSM 3.3.23: busiest leaf uplink 1.00x against 12.00x with no setting"
+    f"fabric check, OpenSM 3.3.23, fabric {WOLF_DIGEST}: busiest leaf uplink 1.00x against "
+    "12.00x with no setting"
 )
 WOLF_LINE = (
     "opensm: {io_guid_file: true, cn_guid_file: true, root_guid_file: true, "
@@ -156,6 +163,128 @@ def test_no_record_no_warning() -> None:
     assert "W-OPENSM-UNMEASURED" not in [d.code for d in diags]
 
 
+# ----------------------------------------------------------------------------- which fabric
+
+
+def _edited(tmp_path: Path, old: str, new: str) -> Path:
+    """sites/wolf.yaml with the first ``old`` replaced by ``new``."""
+    text = (SITES / "wolf.yaml").read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / "wolf.yaml"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return path
+
+
+def _stale(path: Path) -> list[Diagnostic]:
+    site, diags = check(str(path))
+    assert site is not None, [d.format() for d in diags]
+    return [d for d in diags if d.code == "W-OPENSM-STALE"]
+
+
+def test_wolf_measurement_names_the_fabric_it_was_made_on() -> None:
+    site, _ = load_site(str(SITES / "wolf.yaml"))
+    assert fabric_digest(site, fabric_of(site, "wolf-ib")) == WOLF_DIGEST
+    assert recorded_digest(WOLF_MEASURED) == WOLF_DIGEST
+
+
+def test_a_measurement_naming_no_fabric_is_stale(tmp_path: Path) -> None:
+    """Before, a record was taken as measured on whatever the fabric had become: Wolf's own
+    text named no fabric, and nothing was said."""
+    path = _edited(tmp_path, f", fabric {WOLF_DIGEST}:", ":")
+    (w,) = _stale(path)
+    assert (w.severity, w.path, w.line) == ("warning", "$.fabrics[0].opensm.measured", 91)
+    assert "names no fabric digest" in w.message and f"is {WOLF_DIGEST}" in w.message
+    assert "--fabric wolf-ib" in w.hint and "fabric check" in w.hint
+
+
+@pytest.mark.parametrize(
+    "edits",
+    [
+        # an IO node's port GUID replaced (a new HCA)
+        [('guid: "0x0011750a00000001"', 'guid: "0x0011750a00000099"')],
+        # two IO nodes recabled, each to the other's leaf
+        [
+            ("leaf: L01, port: 18}}", "leaf: L99, port: 18}}"),
+            ("leaf: L02, port: 18}}", "leaf: L01, port: 18}}"),
+            ("leaf: L99, port: 18}}", "leaf: L02, port: 18}}"),
+        ],
+        # a spine replaced
+        [('- "0x0011750200000003"', '- "0x0011750200000099"')],
+        # the compute nodes of the last leaf moved up one port
+        [("leaf: L36, first_port: 1}", "leaf: L36, first_port: 2}")],
+    ],
+    ids=["hca", "recabled", "spine", "computes"],
+)
+def test_a_changed_fabric_makes_the_measurement_stale(
+    tmp_path: Path, edits: list[tuple[str, str]]
+) -> None:
+    text = (SITES / "wolf.yaml").read_text(encoding="utf-8")
+    for old, new in edits:
+        assert old in text
+        text = text.replace(old, new, 1)
+    path = tmp_path / "wolf.yaml"
+    path.write_text(text, encoding="utf-8")
+    (w,) = _stale(path)
+    assert w.line == 91 and f"made on fabric {WOLF_DIGEST}, this is fabric" in w.message
+    conf, codes = _conf(path)
+    assert "W-OPENSM-STALE" in codes and "max_reverse_hops 1" in conf  # still written
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("site: wolf", "site: wolf-renamed"),
+        ('router: {rate: "2.3 GB/s"', 'router: {rate: "2.5 GB/s"'),  # rates route nothing
+        # an IO node's storage side, on the other fabric
+        (
+            "attach: {switch: lbcore1, leaf: L01, port: 1}",
+            "attach: {switch: lbcore1, leaf: L01, port: 9}",
+        ),
+    ],
+)
+def test_what_routing_cannot_see_keeps_the_measurement(tmp_path: Path, old: str, new: str) -> None:
+    assert _stale(_edited(tmp_path, old, new)) == []
+
+
+def test_the_digest_does_not_depend_on_the_hash_seed() -> None:
+    code = (
+        "from lnetgen.inventory import load_site; from lnetgen.fabric import fabric_digest; "
+        f"s, _ = load_site({str(SITES / 'wolf.yaml')!r}); "
+        "print(*(fabric_digest(s, f) for f in s.fabrics))"
+    )
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(outs) == 1 and WOLF_DIGEST in outs.pop()
+
+
+def test_a_storage_measurement_of_another_plan_is_stale(tmp_path: Path) -> None:
+    text = (CASES / "valid" / "opensm-measured" / "site.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "site.yaml"
+    path.write_text(text.replace("nearest-neighbor plan", "projection plan"), encoding="utf-8")
+    (w,) = _stale(path)
+    assert w.path == "$.fabrics[1].opensm.measured"
+    assert "routes of the projection plan, not of the inventory's strategy (nearest-neighbor)" in (
+        w.message
+    )
+
+
+def test_stale_warning_can_be_acknowledged(tmp_path: Path) -> None:
+    path = _edited(tmp_path, 'guid: "0x0011750a00000001"', 'guid: "0x0011750a00000099"')
+    ack = '\nacknowledge:\n  - code: W-OPENSM-STALE\n    reason: "HCA swapped, same port"\n'
+    path.write_text(path.read_text(encoding="utf-8") + ack, encoding="utf-8")
+    r = CliRunner().invoke(main, ["validate", str(path)])
+    assert r.exit_code == 0, r.output
+    assert "acknowledged[W-OPENSM-STALE] $.fabrics[0].opensm.measured" in r.output
+
+
 # ----------------------------------------------------------------------------- fabric check
 
 
@@ -173,7 +302,7 @@ def _verdict(best: str, recorded: bool = False) -> advise.Verdict:
 @pytest.mark.parametrize("recorded", [False, True])
 def test_advice_prints_the_yaml_to_record(tmp_path: Path, recorded: bool) -> None:
     v = _verdict("guid-files-mrh1", recorded)
-    lines = verdict_lines(v, "OpenSM 3.3.23")
+    lines = verdict_lines(v, "OpenSM 3.3.23", None, WOLF_DIGEST)
     at = next(i for i, ln in enumerate(lines) if ln.startswith("advice: "))
     if recorded:  # the advice as before, first
         assert lines[at] == (
@@ -187,7 +316,7 @@ def test_advice_prints_the_yaml_to_record(tmp_path: Path, recorded: bool) -> Non
         )
     # then the line to put in the fabric's entry, indented as there
     assert lines[at + 1] == f"    {WOLF_LINE}"
-    doc = check_dict([], v, "OpenSM 3.3.23")
+    doc = check_dict([], v, "OpenSM 3.3.23", None, WOLF_DIGEST)
     assert doc["record"] == WOLF_LINE and doc["measured"] == WOLF_MEASURED
     assert doc["opensm_version"] == "OpenSM 3.3.23"
     # what it prints is what the inventory takes: the same settings, measured, no warning
@@ -210,12 +339,15 @@ def test_advice_to_record_none_prints_no_yaml() -> None:
 
 
 def test_measured_names_a_storage_fabrics_plan() -> None:
-    text = advise.measured_text(_verdict("guid-files-mrh1"), "OpenSM", "groups")
+    v = _verdict("guid-files-mrh1")
+    text = advise.measured_text(v, "OpenSM", "groups", "0123456789ab")
     assert text == (
-        "fabric check, OpenSM, groups plan: busiest leaf uplink 1.00x against 12.00x "
-        "with no setting"
+        "fabric check, OpenSM, groups plan, fabric 0123456789ab: busiest leaf uplink 1.00x "
+        "against 12.00x with no setting"
     )
-    assert json.dumps(text) in advise.record_yaml(_verdict("guid-files-mrh1"), "OpenSM", "groups")
+    assert json.dumps(text) in advise.record_yaml(v, "OpenSM", "groups", "0123456789ab")
+    assert recorded_plan(text) == "groups" and recorded_digest(text) == "0123456789ab"
+    assert recorded_plan(text.replace("groups", "nearest-neighbor")) == "nearest-neighbor"
 
 
 def test_recorded_measurement_does_not_make_a_candidate_of_its_own() -> None:
@@ -269,6 +401,30 @@ def test_fabric_check_prints_what_wolf_records(tmp_path: Path) -> None:
         command, ["check", str(SITES / "wolf.yaml"), "--fabric", "wolf-ib", "-q"]
     )
     assert r.exit_code == 0, r.output
+    assert "W-OPENSM-STALE" not in r.stderr  # the record names this very fabric
     lines = r.stdout.splitlines()
     at = next(i for i, ln in enumerate(lines) if ln.startswith("advice: "))
     assert lines[at + 1] == f"    {WOLF_LINE}"
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(bool(simulate.missing_tools()), reason="OpenSM simulation not installed")
+def test_fabric_check_says_the_record_is_stale_and_prints_the_new_one(tmp_path: Path) -> None:
+    """After an HCA of an IO node is replaced, the check repeats the warning and the line it
+    prints names the fabric as it is now, which the inventory then takes without one."""
+    path = _edited(tmp_path, 'guid: "0x0011750a00000001"', 'guid: "0x0011750a00000099"')
+    site, _ = load_site(str(path))
+    now = fabric_digest(site, fabric_of(site, "wolf-ib"))
+    assert now != WOLF_DIGEST
+    r = CliRunner().invoke(command, ["check", str(path), "--fabric", "wolf-ib", "-q"])
+    assert r.exit_code == 0, r.output
+    assert "warning[W-OPENSM-STALE] $.fabrics[0].opensm.measured" in r.stderr
+    lines = r.stdout.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("advice: "))
+    record = lines[at + 1].strip()
+    assert f", fabric {now}: busiest leaf uplink 1.00x" in record
+    text = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    (i,) = [k for k, ln in enumerate(text) if ln.startswith(RECORD)]
+    text[i] = f"    {record}\n"
+    path.write_text("".join(text), encoding="utf-8")
+    assert _stale(path) == []

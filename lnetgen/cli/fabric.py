@@ -229,7 +229,8 @@ def check(
 ) -> None:
     """Measure OpenSM settings on a simulated copy of each fabric of SITE and say which to
     record (fabrics[].opensm): the advice is followed by the opensm line to put in the
-    fabric's inventory entry, with measured: (the figures and the OpenSM version that ran).
+    fabric's inventory entry, with measured: (the figures, the OpenSM version that ran and
+    the digest of the fabric measured, which every command checks: W-OPENSM-STALE).
 
     Runs OpenSM (ftree, once) with no setting, lnetgen's guid files, max_reverse_hops 1, the
     recorded settings and (compute fabric) the IO port plan, and counts the routes between the
@@ -246,13 +247,15 @@ def check(
     logs say why).  DIR must be new, empty, or what an earlier --keep wrote, unchanged; a
     symbolic link, a file or directory of anyone else's, or a kept file edited since is
     refused (exit 2) before anything runs, listing what is in the way."""
-    from lnetgen.fabric import advise, simulate
+    from lnetgen.fabric import advise, fabric_digest, simulate
     from lnetgen.fabric import keep as kept
     from lnetgen.inventory import load_site
 
     # the inventory is checked first: a bad one is exit 1 whether or not OpenSM is here
-    s, _warnings = load_site(site)
+    s, warnings = load_site(site)
     _known_fabric(s, fabric)
+    # a record the check is about to replace says so (W-OPENSM-STALE), as in every command
+    _print_diags(w for w in warnings if w.code == "W-OPENSM-STALE")
     missing = simulate.missing_tools()
     if missing:
         reason = (
@@ -288,16 +291,18 @@ def check(
                 break
             verdict = advise.judge(fab, rows)
             judged = strategy_used if fab.role == "storage" else None
+            digest = fabric_digest(s, fab)  # named in the measured: text, tying it to fab
             if fmt == "json":
-                doc = check_dict(rows, verdict, version, judged)
-                fabrics.append({**doc, "plan_strategy": judged})
+                doc = check_dict(rows, verdict, version, judged, digest)
+                fabrics.append({**doc, "plan_strategy": judged, "fabric_digest": digest})
             else:
                 if judged:
                     click.echo(
                         f"fabric {fab.name} (storage): the routes between the routers and "
                         f"servers that exchange data in the {judged} plan"
                     )
-                for line in report_lines(rows) + verdict_lines(verdict, version, judged):
+                lines = report_lines(rows) + verdict_lines(verdict, version, judged, digest)
+                for line in lines:
                     click.echo(line)
             failed = failed or bool(verdict.problems)
         if stage is not None:  # also after a failure: its logs say why
@@ -357,11 +362,13 @@ def report_lines(rows: list[CheckRow]) -> list[str]:
     return out
 
 
-def verdict_lines(v: Verdict, version: str = "OpenSM", plan: str | None = None) -> list[str]:
+def verdict_lines(
+    v: Verdict, version: str = "OpenSM", plan: str | None = None, digest: str = ""
+) -> list[str]:
     """Per fabric: each candidate's score, the advice and, when it is to record or keep
     settings, the ``opensm:`` line to put in the fabric's inventory entry (indented as there,
-    ``measured:`` naming ``version`` and a storage fabric's ``plan``), notes and the problems
-    (exit 1)."""
+    ``measured:`` naming ``version``, a storage fabric's ``plan`` and the fabric's ``digest``),
+    notes and the problems (exit 1)."""
     from lnetgen.fabric.advise import advice, record_yaml
 
     out = [f"-- fabric {v.fabric}: busiest leaf uplink / best possible, over all switches"]
@@ -375,7 +382,7 @@ def verdict_lines(v: Verdict, version: str = "OpenSM", plan: str | None = None) 
             flags.append("what generate writes")
         out.append(f"   {key:<20} {score:5.2f}x" + (f"  ({'; '.join(flags)})" if flags else ""))
     out.append(f"advice: {advice(v)}")
-    yaml_line = record_yaml(v, version, plan)
+    yaml_line = record_yaml(v, version, plan, digest)
     if yaml_line:
         out.append(f"    {yaml_line}")
     out.extend(f"note: {n}" for n in v.notes)
@@ -428,7 +435,11 @@ def _direction_dict(d: Direction) -> dict[str, Any]:
 
 
 def check_dict(
-    rows: list[CheckRow], verdict: Verdict, version: str = "OpenSM", plan: str | None = None
+    rows: list[CheckRow],
+    verdict: Verdict,
+    version: str = "OpenSM",
+    plan: str | None = None,
+    digest: str = "",
 ) -> dict[str, Any]:
     """``fabric check --format json``, one fabric: per candidate and switch what
     ``report_lines`` prints, then the verdict ``verdict_lines`` prints (``record``: the
@@ -470,8 +481,8 @@ def check_dict(
         "written": v.written.key,
         "best": v.best.key,
         "advice": advice(v),
-        "record": record_yaml(v, version, plan) or None,
-        "measured": measured_text(v, version, plan) if v.best.key != "none" else None,
+        "record": record_yaml(v, version, plan, digest) or None,
+        "measured": measured_text(v, version, plan, digest) if v.best.key != "none" else None,
         "opensm_version": version,
         "notes": v.notes,
         "problems": v.problems,

@@ -8,6 +8,8 @@ read back from ``ibnetdiscover`` output, checked for IO-node placement, and run 
 * :mod:`~lnetgen.fabric.infer`: leaves, spines and directors of a discovered fabric, as an
   inventory ``fabrics`` section (:func:`infer_fabric`, :func:`imported_yaml`).
 * :mod:`~lnetgen.fabric.ports`: the IO-node port finding and the staggered port plan.
+* :mod:`~lnetgen.fabric.digest`: which fabric a recorded OpenSM measurement was made on
+  (W-OPENSM-STALE).
 * :mod:`~lnetgen.fabric.simulate`: OpenSM on a simulated copy of a fabric (``fabric check``);
   :mod:`~lnetgen.fabric.trace` follows and counts the routes OpenSM configured.  Import them by
   name: only ``fabric check`` needs them, and ``simulate`` pulls in the OpenSM emitter.
@@ -27,6 +29,7 @@ from lnetgen.fabric.cabling import (
     fabric_of,
     layout,
 )
+from lnetgen.fabric.digest import fabric_digest, record_findings
 from lnetgen.fabric.graph import IbLink, IbNet, IbNode, guid_int, guid_str
 from lnetgen.fabric.ibnetdiscover import export_ibsim, parse_ibnetdiscover, render_net
 from lnetgen.fabric.infer import Imported, ImportedHost, imported_yaml, infer_fabric
@@ -48,6 +51,7 @@ __all__ = [
     "client_ports",
     "export_ibsim",
     "fab_kind",
+    "fabric_digest",
     "fabric_hosts",
     "fabric_of",
     "guid_int",
@@ -58,5 +62,6 @@ __all__ = [
     "layout",
     "parse_ibnetdiscover",
     "plan_ports",
+    "record_findings",
     "render_net",
 ]

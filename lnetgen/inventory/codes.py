@@ -113,4 +113,8 @@ CODES: dict[str, str] = {
     "W-OPENSM-UNMEASURED": (
         "a fabric records OpenSM settings without what fabric check measured (measured)"
     ),
+    "W-OPENSM-STALE": (
+        "a recorded OpenSM measurement names no fabric digest, another fabric than the one "
+        "described now, or (a storage fabric) another plan than the inventory's strategy"
+    ),
 }

@@ -86,14 +86,15 @@ def _check_source(src: Source) -> tuple[Site | None, list[Diagnostic]]:
 
 
 def _fabric_findings(src: Source, site: Site) -> list[Diagnostic]:
-    """Warnings that need the whole site (IO nodes on the same port position: OpenSM ftree),
-    relocated to the line of the JSON path they name."""
+    """Warnings that need the whole site (IO nodes on the same port position: OpenSM ftree; a
+    recorded OpenSM measurement not tied to the fabric as it is now), relocated to the line of
+    the JSON path they name."""
     # deferred to keep importing the inventory light: the fabric code pulls in a graph library
     # that only a site without errors needs
-    from lnetgen.fabric import io_port_findings
+    from lnetgen.fabric import io_port_findings, record_findings
 
     out = []
-    for d in io_port_findings(site):
+    for d in io_port_findings(site) + record_findings(site):
         path = tuple(
             int(part[1:-1]) if part.startswith("[") else part.lstrip(".")
             for part in re.findall(r"\[\d+\]|\.[^.\[]+", d.path.removeprefix("$"))
