@@ -763,7 +763,7 @@ def wolf() -> list[str]:
         "    # the opensm line `lnetgen fabric check` printed (OpenSM 3.3.23 on ibsim); the guid",
         "    # files alone leave the busiest leaf uplink at 12x the best possible too",
         "    opensm: {io_guid_file: true, cn_guid_file: true, root_guid_file: true, max_reverse_hops: 1,"
-        ' measured: "fabric check, OpenSM 3.3.23, fabric 184a5fc3f339: busiest leaf uplink 1.00x'
+        ' measured: "fabric check, OpenSM 3.3.23, fabric 2212f9d84334: busiest leaf uplink 1.00x'
         ' against 12.00x with no setting"}',
         "    switches:",
         f"      - name: {core}",

@@ -30,7 +30,7 @@ from lnetgen.inventory import check, load_site
 from lnetgen.model import OpenSMChoice
 
 SITES = Path(__file__).resolve().parent.parent / "sites"
-WOLF_DIGEST = "184a5fc3f339"  # wolf-ib as sites/wolf.yaml cables it
+WOLF_DIGEST = "2212f9d84334"  # wolf-ib as sites/wolf.yaml cables it
 WOLF_MEASURED = (
     f"fabric check, OpenSM 3.3.23, fabric {WOLF_DIGEST}: busiest leaf uplink 1.00x against "
     "12.00x with no setting"
@@ -193,7 +193,7 @@ def test_a_measurement_naming_no_fabric_is_stale(tmp_path: Path) -> None:
     path = _edited(tmp_path, f", fabric {WOLF_DIGEST}:", ":")
     (w,) = _stale(path)
     assert (w.severity, w.path, w.line) == ("warning", "$.fabrics[0].opensm.measured", 91)
-    assert "names no fabric digest" in w.message and f"is {WOLF_DIGEST}" in w.message
+    assert "names no fabric digest" in w.message and f"is fabric {WOLF_DIGEST}" in w.message
     assert "--fabric wolf-ib" in w.hint and "fabric check" in w.hint
 
 
@@ -212,8 +212,10 @@ def test_a_measurement_naming_no_fabric_is_stale(tmp_path: Path) -> None:
         [('- "0x0011750200000003"', '- "0x0011750200000099"')],
         # the compute nodes of the last leaf moved up one port
         [("leaf: L36, first_port: 1}", "leaf: L36, first_port: 2}")],
+        # a recorded setting changed by hand under the same text
+        [("root_guid_file: true, max_reverse_hops: 1,", "root_guid_file: true,")],
     ],
-    ids=["hca", "recabled", "spine", "computes"],
+    ids=["hca", "recabled", "spine", "computes", "setting"],
 )
 def test_a_changed_fabric_makes_the_measurement_stale(
     tmp_path: Path, edits: list[tuple[str, str]]
@@ -227,13 +229,20 @@ def test_a_changed_fabric_makes_the_measurement_stale(
     (w,) = _stale(path)
     assert w.line == 91 and f"made on fabric {WOLF_DIGEST}, this is fabric" in w.message
     conf, codes = _conf(path)
-    assert "W-OPENSM-STALE" in codes and "max_reverse_hops 1" in conf  # still written
+    assert "W-OPENSM-STALE" in codes and "io_guid_file /etc/opensm/io_guid_file" in conf
 
 
 @pytest.mark.parametrize(
     ("old", "new"),
     [
         ("site: wolf", "site: wolf-renamed"),
+        ("wolf-ib", "wolf-fabric"),  # every chip and host has its GUID
+        ("wolf-io01", "wolf-gw01"),
+        ("interface: ib0", "interface: ib3"),
+        (
+            'measured: "fabric check, OpenSM 3.3.23, fabric ',
+            'measured: "fabric check, OpenSM 3.3.23, FABRIC ',
+        ),
         ('router: {rate: "2.3 GB/s"', 'router: {rate: "2.5 GB/s"'),  # rates route nothing
         # an IO node's storage side, on the other fabric
         (
@@ -243,7 +252,29 @@ def test_a_changed_fabric_makes_the_measurement_stale(
     ],
 )
 def test_what_routing_cannot_see_keeps_the_measurement(tmp_path: Path, old: str, new: str) -> None:
-    assert _stale(_edited(tmp_path, old, new)) == []
+    text = (SITES / "wolf.yaml").read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / "wolf.yaml"
+    path.write_text(text.replace(old, new), encoding="utf-8")  # every occurrence
+    assert _stale(path) == []
+
+
+def test_a_switch_renamed_keeps_the_measurement_and_a_derived_guid_does_not(
+    tmp_path: Path,
+) -> None:
+    """Names are in the digest only where a GUID is derived from them."""
+    text = (SITES / "wolf.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "wolf.yaml"
+    path.write_text(text.replace("wfibcore1", "wfcore-a"), encoding="utf-8")
+    assert _stale(path) == []
+    no_guid = 'guid: "0x0011750a00000001",'
+    assert no_guid in text
+    path.write_text(text.replace(no_guid, ""), encoding="utf-8")
+    (w,) = _stale(path)  # the IO node's GUID is now derived from its name
+    renamed = text.replace(no_guid, "").replace("wolf-io01", "wolf-gw01")
+    path.write_text(renamed, encoding="utf-8")
+    (w2,) = _stale(path)
+    assert w.message.split("this is fabric ")[1] != w2.message.split("this is fabric ")[1]
 
 
 def test_the_digest_does_not_depend_on_the_hash_seed() -> None:
@@ -274,6 +305,28 @@ def test_a_storage_measurement_of_another_plan_is_stale(tmp_path: Path) -> None:
     assert "routes of the projection plan, not of the inventory's strategy (nearest-neighbor)" in (
         w.message
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "plan"),
+    [
+        ("fabric check, OpenSM, groups plan, fabric 0123456789ab: 1.00x", "groups"),
+        ("fabric check, OpenSM, Round-Robin plan: 1.00x", "round-robin"),
+        ("fabric check, OpenSM, nearest-neighbor plan: 1.00x", "nearest-neighbor"),
+        ("measured by hand, recabling plan pending", None),  # not a strategy
+        ("fabric check, OpenSM: 1.00x", None),
+    ],
+)
+def test_the_plan_is_read_back_only_as_a_strategy(text: str, plan: str | None) -> None:
+    assert recorded_plan(text) == plan
+
+
+def test_a_storage_measurement_naming_no_plan_is_stale(tmp_path: Path) -> None:
+    text = (CASES / "valid" / "opensm-measured" / "site.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "site.yaml"
+    path.write_text(text.replace(" nearest-neighbor plan,", ""), encoding="utf-8")
+    (w,) = _stale(path)
+    assert w.path == "$.fabrics[1].opensm.measured" and "names no plan" in w.message
 
 
 def test_stale_warning_can_be_acknowledged(tmp_path: Path) -> None:
@@ -419,6 +472,8 @@ def test_fabric_check_says_the_record_is_stale_and_prints_the_new_one(tmp_path: 
     r = CliRunner().invoke(command, ["check", str(path), "--fabric", "wolf-ib", "-q"])
     assert r.exit_code == 0, r.output
     assert "warning[W-OPENSM-STALE] $.fabrics[0].opensm.measured" in r.stderr
+    other = CliRunner().invoke(command, ["check", str(path), "--fabric", "lustre-ib", "-q"])
+    assert other.exit_code == 0 and "W-OPENSM-STALE" not in other.stderr  # not the one checked
     lines = r.stdout.splitlines()
     at = next(i for i, ln in enumerate(lines) if ln.startswith("advice: "))
     record = lines[at + 1].strip()
@@ -428,3 +483,31 @@ def test_fabric_check_says_the_record_is_stale_and_prints_the_new_one(tmp_path: 
     text[i] = f"    {record}\n"
     path.write_text("".join(text), encoding="utf-8")
     assert _stale(path) == []
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(bool(simulate.missing_tools()), reason="OpenSM simulation not installed")
+def test_fabric_check_on_another_plan_says_its_line_will_be_stale(tmp_path: Path) -> None:
+    """Wolf's storage fabric needs settings only under baseline; the line measured there is
+    stale in an inventory whose strategy is groups, and the check says so beside it."""
+    r = CliRunner().invoke(
+        command,
+        ["check", str(SITES / "wolf.yaml"), "--fabric", "lustre-ib", "--strategy", "baseline"],
+    )
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("advice: "))
+    assert ", baseline plan, fabric " in lines[at + 1]
+    assert (
+        "note: measured on the baseline plan, not the inventory's strategy (groups): recorded "
+        "as printed, the line is W-OPENSM-STALE until strategy.default is baseline"
+    ) in lines
+    path = tmp_path / "wolf.yaml"
+    text = (SITES / "wolf.yaml").read_text(encoding="utf-8")
+    path.write_text(
+        text.replace("default: groups", "default: baseline", 1).replace(
+            "  - name: lustre-ib\n", f"  - name: lustre-ib\n{lines[at + 1]}\n", 1
+        ),
+        encoding="utf-8",
+    )
+    assert _stale(path) == []  # with the strategy it was measured on, the line holds

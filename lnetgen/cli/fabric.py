@@ -254,8 +254,6 @@ def check(
     # the inventory is checked first: a bad one is exit 1 whether or not OpenSM is here
     s, warnings = load_site(site)
     _known_fabric(s, fabric)
-    # a record the check is about to replace says so (W-OPENSM-STALE), as in every command
-    _print_diags(w for w in warnings if w.code == "W-OPENSM-STALE")
     missing = simulate.missing_tools()
     if missing:
         reason = (
@@ -276,6 +274,11 @@ def check(
 
         plan = solve(s, strategy)  # the site loaded above, not read and validated again
         pairs, strategy_used = advise.plan_pairs(plan), plan.strategy
+    # a record the check is about to replace says so (W-OPENSM-STALE), as in every command
+    stale = {f"$.fabrics[{i}]." for i, f in enumerate(s.fabrics) if f in checked}
+    _print_diags(
+        w for w in warnings if w.code == "W-OPENSM-STALE" and w.path.startswith(tuple(stale))
+    )
     failed = False
     fabrics = []
     error = ""
@@ -291,7 +294,14 @@ def check(
                 break
             verdict = advise.judge(fab, rows)
             judged = strategy_used if fab.role == "storage" else None
-            digest = fabric_digest(s, fab)  # named in the measured: text, tying it to fab
+            # named in the measured: text, tying it to fab and the settings it advises
+            digest = fabric_digest(s, fab, verdict.best.choice)
+            if judged and judged != s.strategy.default and verdict.best.key != "none":
+                verdict.notes.append(
+                    f"measured on the {judged} plan, not the inventory's strategy "
+                    f"({s.strategy.default}): recorded as printed, the line is W-OPENSM-STALE "
+                    f"until strategy.default is {judged}"
+                )
             if fmt == "json":
                 doc = check_dict(rows, verdict, version, judged, digest)
                 fabrics.append({**doc, "plan_strategy": judged, "fabric_digest": digest})

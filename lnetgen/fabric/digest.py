@@ -1,20 +1,26 @@
-"""Which fabric a recorded OpenSM measurement was made on: a digest of the fabric as cabled,
-written into the ``measured:`` text ``fabric check`` prints (``fabric 3f9a0c12d4e5``), and
-checked against the inventory on every load (W-OPENSM-STALE).
+"""Which fabric and settings a recorded OpenSM measurement was made on: a digest written into
+the ``measured:`` text ``fabric check`` prints (``fabric 3f9a0c12d4e5``), and checked against
+the inventory on every load (W-OPENSM-STALE).
 
-OpenSM's routes depend on the switches (their leaves, port counts, uplinks, spines and GUIDs)
-and on which host sits on which port with which GUID; whether a host is a compute node, an IO
-node or a server decides the guid files.  The digest covers exactly these, so a leaf added, a
-host moved or recabled, a GUID replaced or a router added makes the record stale, while what
-routing cannot see (names of the site and the fabric, rates, Lustre targets, torus
-coordinates) does not.  Switches are taken in name order (each is simulated on its own); a
-director's leaves in their order (it numbers the uplinks to the spines).
+OpenSM's routes depend on the switches (their leaves, port counts, uplinks, spines and GUIDs),
+on which host port sits on which switch port with which GUID, and on the settings; whether a
+host is a compute node, an IO node or a server decides the guid files.  The digest covers
+exactly these, and the recorded settings (``io_guid_file`` ... ``max_reverse_hops``): a leaf
+added, a host recabled, an HCA or a spine replaced, or a setting changed by hand makes the
+record stale.  A switch, leaf or host is known by its GUID, so what routing cannot see (the
+names of the site, the fabric, switches, leaves and hosts, interfaces, rates, Lustre targets,
+torus coordinates, the order of inventory entries) does not change the digest -- except where
+a GUID is missing: lnetgen derives it from the names (:func:`lnetgen.fabric.cabling.layout`),
+so there the names are part of the digest.  Switches are taken in the order of their
+identities (each is simulated on its own); a director's leaves in their order (it numbers the
+uplinks to the spines).
 
 A storage fabric is judged on the routes of one plan (``fabric check --strategy``), named in
-the text (``groups plan``): a record whose plan is not the inventory's strategy is stale too.
-Which routers and servers a plan pairs on the same strategy and cabling is not in the digest
-(it follows from the inventory's nets and coordinates; ``fabric check`` again is the way to
-know after such a change).
+the text (``groups plan``): a record whose plan is not the inventory's strategy, or that names
+none, is stale too.  Which routers and servers a plan pairs on the same strategy and cabling is
+not in the digest (it follows from the inventory's nets and coordinates; ``fabric check``
+again is the way to know after such a change).  The digest and the plan are read
+case-insensitively; a text naming several digests is judged by the first.
 """
 
 from __future__ import annotations
@@ -22,51 +28,82 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 
 from lnetgen.diagnostics import Diagnostic
 from lnetgen.fabric.cabling import fabric_hosts
 from lnetgen.fabric.graph import guid_int
-from lnetgen.model import Fabric, Site
+from lnetgen.model import Fabric, OpenSMChoice, Site, Switch
+from lnetgen.strategies import REGISTRY
 
 #: Hex digits of the digest written: 48 bits tell one fabric from an edited copy of it.
 DIGITS = 12
 #: Bumped when what the digest covers changes, so that an old record reads as stale.
 VERSION = 1
-_DIGEST = re.compile(rf"\bfabric ([0-9a-f]{{{DIGITS}}})\b")
-_PLAN = re.compile(r", ([a-z0-9][a-z0-9-]*) plan\b")
+_DIGEST = re.compile(rf"\bfabric ([0-9a-f]{{{DIGITS}}})\b", re.IGNORECASE)
+_PLAN = re.compile(
+    r", (" + "|".join(re.escape(n) for n in sorted(REGISTRY, key=len, reverse=True)) + r") plan\b",
+    re.IGNORECASE,
+)
+
+Ident = list[object]
 
 
-def _guid(text: str) -> int:
-    return guid_int(text) if text else 0
+def _ident(guid: str, *tag: str) -> Ident:
+    """A chip's or host's identity: its GUID, or (no GUID: lnetgen derives one from the names)
+    the names the derivation uses."""
+    return ["guid", guid_int(guid)] if guid else ["derived", *tag]
 
 
-def fabric_digest(site: Site, fab: Fabric) -> str:
-    """``DIGITS`` hex digits of the SHA-256 of ``fab`` as OpenSM would see it (module
-    docstring)."""
-    rows: list[object] = [["lnetgen fabric digest", VERSION, fab.role]]
-    for sw in sorted(fab.switches, key=lambda s: s.name):
-        leaves = [[lf.name, lf.ports, lf.uplinks, _guid(lf.guid)] for lf in sw.leaves]
-        spines = [_guid(g) for g in sw.spine_guids]
-        rows.append(["switch", sw.name, sw.kind, _guid(sw.guid), sw.spines, spines, leaves])
-    hosts = sorted(
-        (h.attach.switch, h.attach.leaf, h.attach.port, h.kind, h.name, h.interface, h.guid)
-        for h in fabric_hosts(site, fab)
-    )
-    rows.extend(["host", *h] for h in hosts)
+def _chips(fab: Fabric, sw: Switch) -> dict[str, Ident]:
+    """Leaf name -> identity of its chip (a TOR is one chip, its leaf named "")."""
+    out: dict[str, Ident] = {}
+    for lf in sw.leaves:
+        own = lf.guid or (sw.guid if sw.kind == "tor" else "")
+        out[lf.name] = _ident(own, fab.name, sw.name, "leaf", lf.name)
+    return out
+
+
+def fabric_digest(site: Site, fab: Fabric, settings: OpenSMChoice | None = None) -> str:
+    """``DIGITS`` hex digits of the SHA-256 of ``fab`` as OpenSM would see it with
+    ``settings`` (default: the recorded ones) -- see the module docstring."""
+    s = settings if settings is not None else fab.opensm or OpenSMChoice()
+    rows: list[object] = [
+        ["lnetgen fabric digest", VERSION, fab.role],
+        ["settings", s.io_guid_file, s.cn_guid_file, s.root_guid_file, s.max_reverse_hops],
+    ]
+    chips: dict[str, dict[str, Ident]] = {}
+    switches = []
+    for sw in fab.switches:
+        chips[sw.name] = _chips(fab, sw)
+        spines = [
+            _ident(sw.spine_guids[k] if k < len(sw.spine_guids) else "", fab.name, sw.name, str(k))
+            for k in range(sw.spines)
+        ]
+        leaves = [[chips[sw.name][lf.name], lf.ports, lf.uplinks] for lf in sw.leaves]
+        chassis = guid_int(sw.guid) if sw.guid else 0
+        switches.append(["switch", sw.kind, chassis, sw.spines, spines, leaves])
+    rows.extend(sorted(switches, key=json.dumps))
+    hosts = []
+    for h in fabric_hosts(site, fab):
+        who = _ident(f"{h.guid:x}" if h.guid else "", fab.name, h.name, h.interface)
+        hosts.append(["host", chips[h.attach.switch][h.attach.leaf], h.attach.port, h.kind, who])
+    rows.extend(sorted(hosts, key=json.dumps))
     text = json.dumps(rows, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:DIGITS]
 
 
 def recorded_digest(measured: str) -> str | None:
-    """The fabric digest a ``measured:`` text names, or None."""
+    """The fabric digest a ``measured:`` text names (lower case), or None."""
     m = _DIGEST.search(measured)
-    return m.group(1) if m else None
+    return m.group(1).lower() if m else None
 
 
 def recorded_plan(measured: str) -> str | None:
-    """The plan (strategy) a storage fabric's ``measured:`` text was judged on, or None."""
+    """The strategy a storage fabric's ``measured:`` text was judged on (``, groups plan``;
+    only the names of lnetgen's strategies), or None."""
     m = _PLAN.search(measured)
-    return m.group(1) if m else None
+    return m.group(1).lower() if m else None
 
 
 def _stale(site: Site, i: int, fab: Fabric, message: str) -> Diagnostic:
@@ -83,36 +120,44 @@ def _stale(site: Site, i: int, fab: Fabric, message: str) -> Diagnostic:
     )
 
 
+def _problems(site: Site, fab: Fabric, measured: str) -> Iterable[str]:
+    got, now = recorded_digest(measured), fabric_digest(site, fab)
+    if got is None:
+        yield (
+            "the measurement names no fabric digest, so whether this is the fabric and the "
+            f"settings it was made on cannot be told (this is fabric {now})"
+        )
+    elif got != now:
+        yield (
+            f"the fabric or its recorded settings changed since the measurement: it was made "
+            f"on fabric {got}, this is fabric {now} (a switch, a leaf, a host's port, a GUID or "
+            "a setting differs)"
+        )
+    if fab.role != "storage":
+        return
+    plan, want = recorded_plan(measured), site.strategy.default
+    if plan is None:
+        yield (
+            "the measurement names no plan, so whether it counted the routes of the "
+            f"inventory's strategy ({want}) cannot be told"
+        )
+    elif plan != want:
+        yield (
+            f"the measurement counted the routes of the {plan} plan, not of the inventory's "
+            f"strategy ({want})"
+        )
+
+
 def record_findings(site: Site) -> list[Diagnostic]:
     """W-OPENSM-STALE for each fabric whose recorded ``measured:`` text cannot be tied to the
-    fabric the inventory describes now: it names no digest, another digest, or (a storage
-    fabric) another plan than the inventory's strategy.  Settings recorded with no text at
-    all are W-OPENSM-UNMEASURED (the inventory's own check)."""
+    fabric and settings the inventory describes now: it names no digest, another digest, or
+    (a storage fabric) no plan or another plan than the inventory's strategy.  Settings
+    recorded with no text at all are W-OPENSM-UNMEASURED (the inventory's own check)."""
     out: list[Diagnostic] = []
     for i, fab in enumerate(site.fabrics):
         rec = fab.opensm
-        if rec is None or not rec.measured:
-            continue
-        got, now = recorded_digest(rec.measured), fabric_digest(site, fab)
-        if got is None:
-            msg = (
-                "the measurement names no fabric digest, so whether this is the fabric it was "
-                f"made on cannot be told (this fabric is {now})"
-            )
-            out.append(_stale(site, i, fab, msg))
-        elif got != now:
-            msg = (
-                f"the fabric changed since the measurement: it was made on fabric {got}, this "
-                f"is fabric {now} (a switch, a leaf, a host's port or a GUID differs)"
-            )
-            out.append(_stale(site, i, fab, msg))
-        plan = recorded_plan(rec.measured) if fab.role == "storage" else None
-        if plan is not None and plan != site.strategy.default:
-            msg = (
-                f"the measurement counted the routes of the {plan} plan, not of the "
-                f"inventory's strategy ({site.strategy.default})"
-            )
-            out.append(_stale(site, i, fab, msg))
+        if rec is not None and rec.measured:
+            out.extend(_stale(site, i, fab, msg) for msg in _problems(site, fab, rec.measured))
     return out
 
 
