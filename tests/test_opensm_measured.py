@@ -511,3 +511,29 @@ def test_fabric_check_on_another_plan_says_its_line_will_be_stale(tmp_path: Path
         encoding="utf-8",
     )
     assert _stale(path) == []  # with the strategy it was measured on, the line holds
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(bool(simulate.missing_tools()), reason="OpenSM simulation not installed")
+def test_fabric_check_json_names_the_digest_of_what_it_advises() -> None:
+    r = CliRunner().invoke(
+        command,
+        [
+            "check",
+            str(SITES / "wolf.yaml"),
+            "--fabric",
+            "lustre-ib",
+            "--strategy",
+            "baseline",
+            "--format",
+            "json",
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    (doc,) = json.loads(r.stdout)["fabrics"]
+    site, _ = load_site(str(SITES / "wolf.yaml"))
+    advised = OpenSMChoice(io_guid_file=True, max_reverse_hops=1)
+    assert doc["best"] == "guid-files-mrh1"
+    assert doc["fabric_digest"] == fabric_digest(site, fabric_of(site, "lustre-ib"), advised)
+    assert f", baseline plan, fabric {doc['fabric_digest']}: " in doc["measured"]
+    assert recorded_digest(doc["record"]) == doc["fabric_digest"]
