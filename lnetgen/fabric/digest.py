@@ -9,11 +9,11 @@ exactly these, and the recorded settings (``io_guid_file`` ... ``max_reverse_hop
 added, a host recabled, an HCA or a spine replaced, or a setting changed by hand makes the
 record stale.  A switch, leaf or host is known by its GUID, so what routing cannot see (the
 names of the site, the fabric, switches, leaves and hosts, interfaces, rates, Lustre targets,
-torus coordinates, the order of inventory entries) does not change the digest -- except where
-a GUID is missing: lnetgen derives it from the names (:func:`lnetgen.fabric.cabling.layout`),
-so there the names are part of the digest.  Switches are taken in the order of their
-identities (each is simulated on its own); a director's leaves in their order (it numbers the
-uplinks to the spines).
+torus coordinates, the order of switches and hosts in the inventory) does not change the
+digest -- except where a GUID is missing: lnetgen derives it from the names
+(:func:`lnetgen.fabric.cabling.layout`), so there the names are part of the digest.
+Switches are taken in the order of their identities (each is simulated on its own); a
+director's leaves in their order (it numbers the uplinks to the spines).
 
 A storage fabric is judged on the routes of one plan (``fabric check --strategy``), named in
 the text (``groups plan``): a record whose plan is not the inventory's strategy, or that names
