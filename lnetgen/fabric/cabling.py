@@ -163,9 +163,24 @@ def _guid_or_0(text: str) -> int:
     return guid_int(text) if text else 0
 
 
-def _chip_guid(sw: Switch, lf: Leaf) -> str:
+def chip_guid(sw: Switch, lf: Leaf) -> str:
     """The inventory's GUID of a leaf chip: the leaf module's, or a TOR's own (one chip)."""
     return lf.guid or (sw.guid if sw.kind == "tor" else "")
+
+
+def leaf_tag(fab: Fabric, sw: Switch, lf: Leaf) -> str:
+    """What a leaf chip's GUID is derived from when the inventory gives none."""
+    return f"{fab.name}/{sw.name}/leaf/{lf.name}"
+
+
+def spine_tag(fab: Fabric, sw: Switch, k: int) -> str:
+    """What spine ``k``'s GUID is derived from when ``spine_guids`` does not list it."""
+    return f"{fab.name}/{sw.name}/spine/{k}"
+
+
+def host_tag(fab: Fabric, h: Host) -> str:
+    """What a host port's GUID is derived from when the inventory gives none."""
+    return f"{fab.name}/host/{h.name}/{h.interface}"
 
 
 def _fail(site: Site, msg: str) -> InputError:
@@ -185,7 +200,7 @@ def layout(
     used: set[int] = set()
     for sw in fab.switches:
         used.update(
-            guid_int(g) for g in (*sw.spine_guids, *(_chip_guid(sw, lf) for lf in sw.leaves)) if g
+            guid_int(g) for g in (*sw.spine_guids, *(chip_guid(sw, lf) for lf in sw.leaves)) if g
         )
     used.update(h.guid for h in hs if h.guid)
     leaves: list[Chip] = []
@@ -195,18 +210,14 @@ def layout(
             nports = lf.ports + (lf.uplinks if sw.spines else 0)
             if nports > MAX_SWITCH_PORTS:
                 raise _fail(site, f"{sw.name}/{lf.name} would need {nports} ports")
-            own = _chip_guid(sw, lf)
+            own = chip_guid(sw, lf)
             derived = not own
-            g = (
-                _derived_guid(f"{fab.name}/{sw.name}/leaf/{lf.name}", used)
-                if derived
-                else guid_int(own)
-            )
+            g = _derived_guid(leaf_tag(fab, sw, lf), used) if derived else guid_int(own)
             leaves.append(Chip(sw.name, lf.name, -1, g, nports, derived))
         for k in range(sw.spines):
             derived = k >= len(sw.spine_guids)
             g = (
-                _derived_guid(f"{fab.name}/{sw.name}/spine/{k}", used)
+                _derived_guid(spine_tag(fab, sw, k), used)
                 if derived
                 else guid_int(sw.spine_guids[k])
             )
@@ -222,7 +233,7 @@ def layout(
         if not h.guid:
             h = replace(
                 h,
-                guid=_derived_guid(f"{fab.name}/host/{h.name}/{h.interface}", used),
+                guid=_derived_guid(host_tag(fab, h), used),
                 derived_guid=True,
             )
         fixed.append(h)

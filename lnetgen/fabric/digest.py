@@ -31,9 +31,9 @@ import re
 from collections.abc import Iterable
 
 from lnetgen.diagnostics import Diagnostic
-from lnetgen.fabric.cabling import fabric_hosts
+from lnetgen.fabric.cabling import chip_guid, fabric_hosts, host_tag, leaf_tag, spine_tag
 from lnetgen.fabric.graph import guid_int
-from lnetgen.model import Fabric, OpenSMChoice, Site, Switch
+from lnetgen.model import Fabric, OpenSMChoice, Site
 from lnetgen.strategies import REGISTRY
 
 #: Hex digits of the digest written: 48 bits tell one fabric from an edited copy of it.
@@ -49,19 +49,10 @@ _PLAN = re.compile(
 Ident = list[object]
 
 
-def _ident(guid: str, *tag: str) -> Ident:
-    """A chip's or host's identity: its GUID, or (no GUID: lnetgen derives one from the names)
-    the names the derivation uses."""
-    return ["guid", guid_int(guid)] if guid else ["derived", *tag]
-
-
-def _chips(fab: Fabric, sw: Switch) -> dict[str, Ident]:
-    """Leaf name -> identity of its chip (a TOR is one chip, its leaf named "")."""
-    out: dict[str, Ident] = {}
-    for lf in sw.leaves:
-        own = lf.guid or (sw.guid if sw.kind == "tor" else "")
-        out[lf.name] = _ident(own, fab.name, sw.name, "leaf", lf.name)
-    return out
+def _ident(guid: str, tag: str) -> Ident:
+    """A chip's or host's identity: its GUID, or (no GUID) the tag lnetgen derives one from
+    (:func:`lnetgen.fabric.cabling.layout`)."""
+    return ["guid", guid_int(guid)] if guid else ["derived", tag]
 
 
 def fabric_digest(site: Site, fab: Fabric, settings: OpenSMChoice | None = None) -> str:
@@ -75,9 +66,11 @@ def fabric_digest(site: Site, fab: Fabric, settings: OpenSMChoice | None = None)
     chips: dict[str, dict[str, Ident]] = {}
     switches = []
     for sw in fab.switches:
-        chips[sw.name] = _chips(fab, sw)
+        chips[sw.name] = {
+            lf.name: _ident(chip_guid(sw, lf), leaf_tag(fab, sw, lf)) for lf in sw.leaves
+        }
         spines = [
-            _ident(sw.spine_guids[k] if k < len(sw.spine_guids) else "", fab.name, sw.name, str(k))
+            _ident(sw.spine_guids[k] if k < len(sw.spine_guids) else "", spine_tag(fab, sw, k))
             for k in range(sw.spines)
         ]
         leaves = [[chips[sw.name][lf.name], lf.ports, lf.uplinks] for lf in sw.leaves]
@@ -86,7 +79,7 @@ def fabric_digest(site: Site, fab: Fabric, settings: OpenSMChoice | None = None)
     rows.extend(sorted(switches, key=json.dumps))
     hosts = []
     for h in fabric_hosts(site, fab):
-        who = _ident(f"{h.guid:x}" if h.guid else "", fab.name, h.name, h.interface)
+        who = _ident(f"{h.guid:x}" if h.guid else "", host_tag(fab, h))
         hosts.append(["host", chips[h.attach.switch][h.attach.leaf], h.attach.port, h.kind, who])
     rows.extend(sorted(hosts, key=json.dumps))
     text = json.dumps(rows, separators=(",", ":"))
