@@ -537,3 +537,25 @@ def test_fabric_check_json_names_the_digest_of_what_it_advises() -> None:
     assert doc["fabric_digest"] == fabric_digest(site, fabric_of(site, "lustre-ib"), advised)
     assert f", baseline plan, fabric {doc['fabric_digest']}: " in doc["measured"]
     assert recorded_digest(doc["record"]) == doc["fabric_digest"]
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        '{max_reverse_hops: 0, measured: "set by hand"}',  # no digest: not this fabric's
+        "{io_guid_file: true}",  # unmeasured
+    ],
+)
+def test_only_a_measurement_of_this_fabric_silences_the_io_port_warning(
+    tmp_path: Path, record: str
+) -> None:
+    """Any recorded opensm: entry used to silence W-IO-SAME-PORT, also one that routes
+    nothing apart ({max_reverse_hops: 0}) and one never measured; ``plan-ports`` then exited
+    0 with 22 moves to make."""
+    path = _wolf_with(tmp_path, record)
+    _site, diags = check(str(path))
+    assert "W-IO-SAME-PORT" in [d.code for d in diags]
+    r = CliRunner().invoke(main, ["fabric", "plan-ports", str(path)])
+    assert r.exit_code == 1 and "W-IO-SAME-PORT" in r.output
+    _site, shipped = check(str(SITES / "wolf.yaml"))  # measured here: routed apart
+    assert "W-IO-SAME-PORT" not in [d.code for d in shipped]

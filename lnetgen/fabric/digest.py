@@ -141,6 +141,13 @@ def _problems(site: Site, fab: Fabric, measured: str) -> Iterable[str]:
         )
 
 
+def tied(site: Site, fab: Fabric) -> bool:
+    """``fab`` records OpenSM settings with a measurement of this very fabric and settings
+    (and, a storage fabric, of the inventory's plan): nothing for W-OPENSM-STALE to say."""
+    rec = fab.opensm
+    return rec is not None and bool(rec.measured) and not any(_problems(site, fab, rec.measured))
+
+
 def record_findings(site: Site) -> list[Diagnostic]:
     """W-OPENSM-STALE for each fabric whose recorded ``measured:`` text cannot be tied to the
     fabric and settings the inventory describes now: it names no digest, another digest, or
@@ -161,4 +168,5 @@ __all__ = [
     "record_findings",
     "recorded_digest",
     "recorded_plan",
+    "tied",
 ]

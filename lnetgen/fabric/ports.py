@@ -18,6 +18,7 @@ from typing import TypeVar
 from lnetgen import nodes
 from lnetgen.diagnostics import Diagnostic
 from lnetgen.fabric.cabling import Host, fabric_hosts, fabric_of
+from lnetgen.fabric.digest import tied
 from lnetgen.model import Attachment, Router, Site, Switch
 
 _T = TypeVar("_T")
@@ -69,15 +70,17 @@ def io_port_findings(site: Site) -> list[Diagnostic]:
     position among its leaf's ports, so such IO nodes share a spine (seed 002: all 24 Wolf IO
     nodes on port 18 -> one spine of 18 carried all compute->IO traffic).
 
-    Nothing is reported for a fabric that records OpenSM settings (``fabrics[].opensm``): they
-    are what ``lnetgen fabric check`` measured on it, with the port plan beside them, and the
-    right settings route such IO nodes apart (Wolf's record: 12x -> 1.00x, and the plan adds
-    nothing), so the warning's claim would not hold there.
+    Nothing is reported for a fabric whose recorded OpenSM settings (``fabrics[].opensm``) carry
+    a measurement of this very fabric (:func:`lnetgen.fabric.digest.tied`): ``lnetgen fabric
+    check`` advised them against no setting and the port plan, and such settings route the IO
+    nodes apart (Wolf's record: 12x -> 1.00x, and the plan adds nothing), so the warning's claim
+    would not hold there.  Settings recorded unmeasured, or measured on another fabric, do not
+    silence it.
     """
     out: list[Diagnostic] = []
     by_switch: dict[str, list[tuple[int, Router, Attachment]]] = defaultdict(list)
     fab = next((f for f in site.fabrics if f.name == site.client_fabric), None)
-    if fab is not None and fab.opensm is not None:
+    if fab is not None and tied(site, fab):
         return out
     for item in _io_routers(site):
         by_switch[item[2].switch].append(item)
