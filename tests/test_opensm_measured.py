@@ -355,7 +355,8 @@ def _verdict(best: str, recorded: bool = False) -> advise.Verdict:
 @pytest.mark.parametrize("recorded", [False, True])
 def test_advice_prints_the_yaml_to_record(tmp_path: Path, recorded: bool) -> None:
     v = _verdict("guid-files-mrh1", recorded)
-    lines = verdict_lines(v, "OpenSM 3.3.23", None, WOLF_DIGEST)
+    v.version, v.digest = "OpenSM 3.3.23", WOLF_DIGEST
+    lines = verdict_lines(v)
     at = next(i for i, ln in enumerate(lines) if ln.startswith("advice: "))
     if recorded:  # the advice as before, first
         assert lines[at] == (
@@ -369,7 +370,7 @@ def test_advice_prints_the_yaml_to_record(tmp_path: Path, recorded: bool) -> Non
         )
     # then the line to put in the fabric's entry, indented as there
     assert lines[at + 1] == f"    {WOLF_LINE}"
-    doc = check_dict([], v, "OpenSM 3.3.23", None, WOLF_DIGEST)
+    doc = check_dict([], v)
     assert doc["record"] == WOLF_LINE and doc["measured"] == WOLF_MEASURED
     assert doc["opensm_version"] == "OpenSM 3.3.23"
     # what it prints is what the inventory takes: the same settings, measured, no warning
@@ -383,7 +384,8 @@ def test_advice_prints_the_yaml_to_record(tmp_path: Path, recorded: bool) -> Non
 
 def test_advice_to_record_none_prints_no_yaml() -> None:
     v = _verdict("none")
-    lines = verdict_lines(v, "OpenSM 3.3.23")
+    v.version = "OpenSM 3.3.23"
+    lines = verdict_lines(v)
     at = next(i for i, ln in enumerate(lines) if ln.startswith("advice: "))
     assert "record no OpenSM setting" in lines[at]
     assert not any("opensm: {" in ln for ln in lines[at + 1 :])
@@ -393,12 +395,13 @@ def test_advice_to_record_none_prints_no_yaml() -> None:
 
 def test_measured_names_a_storage_fabrics_plan() -> None:
     v = _verdict("guid-files-mrh1")
-    text = advise.measured_text(v, "OpenSM", "groups", "0123456789ab")
+    v.plan, v.digest = "groups", "0123456789ab"
+    text = advise.measured_text(v)
     assert text == (
         "fabric check, OpenSM, groups plan, fabric 0123456789ab: busiest leaf uplink 1.00x "
         "against 12.00x with no setting"
     )
-    assert json.dumps(text) in advise.record_yaml(v, "OpenSM", "groups", "0123456789ab")
+    assert json.dumps(text) in advise.record_yaml(v)
     assert recorded_plan(text) == "groups" and recorded_digest(text) == "0123456789ab"
     assert recorded_plan(text.replace("groups", "nearest-neighbor")) == "nearest-neighbor"
 

@@ -294,8 +294,9 @@ def check(
                 break
             verdict = advise.judge(fab, rows)
             judged = strategy_used if fab.role == "storage" else None
+            verdict.version, verdict.plan = version, judged
             # named in the measured: text, tying it to fab and the settings it advises
-            digest = fabric_digest(s, fab, verdict.best.choice)
+            verdict.digest = fabric_digest(s, fab, verdict.best.choice)
             if judged and judged != s.strategy.default and verdict.best.key != "none":
                 verdict.notes.append(
                     f"measured on the {judged} plan, not the inventory's strategy "
@@ -303,16 +304,14 @@ def check(
                     f"until strategy.default is {judged}"
                 )
             if fmt == "json":
-                doc = check_dict(rows, verdict, version, judged, digest)
-                fabrics.append({**doc, "plan_strategy": judged, "fabric_digest": digest})
+                fabrics.append(check_dict(rows, verdict))
             else:
                 if judged:
                     click.echo(
                         f"fabric {fab.name} (storage): the routes between the routers and "
                         f"servers that exchange data in the {judged} plan"
                     )
-                lines = report_lines(rows) + verdict_lines(verdict, version, judged, digest)
-                for line in lines:
+                for line in report_lines(rows) + verdict_lines(verdict):
                     click.echo(line)
             failed = failed or bool(verdict.problems)
         if stage is not None:  # also after a failure: its logs say why
@@ -372,12 +371,10 @@ def report_lines(rows: list[CheckRow]) -> list[str]:
     return out
 
 
-def verdict_lines(
-    v: Verdict, version: str = "OpenSM", plan: str | None = None, digest: str = ""
-) -> list[str]:
+def verdict_lines(v: Verdict) -> list[str]:
     """Per fabric: each candidate's score, the advice and, when it is to record or keep
     settings, the ``opensm:`` line to put in the fabric's inventory entry (indented as there,
-    ``measured:`` naming ``version``, a storage fabric's ``plan`` and the fabric's ``digest``),
+    ``measured:`` naming the verdict's OpenSM version, a storage fabric's plan and the digest),
     notes and the problems (exit 1)."""
     from lnetgen.fabric.advise import advice, record_yaml
 
@@ -392,7 +389,7 @@ def verdict_lines(
             flags.append("what generate writes")
         out.append(f"   {key:<20} {score:5.2f}x" + (f"  ({'; '.join(flags)})" if flags else ""))
     out.append(f"advice: {advice(v)}")
-    yaml_line = record_yaml(v, version, plan, digest)
+    yaml_line = record_yaml(v)
     if yaml_line:
         out.append(f"    {yaml_line}")
     out.extend(f"note: {n}" for n in v.notes)
@@ -444,13 +441,7 @@ def _direction_dict(d: Direction) -> dict[str, Any]:
     }
 
 
-def check_dict(
-    rows: list[CheckRow],
-    verdict: Verdict,
-    version: str = "OpenSM",
-    plan: str | None = None,
-    digest: str = "",
-) -> dict[str, Any]:
+def check_dict(rows: list[CheckRow], verdict: Verdict) -> dict[str, Any]:
     """``fabric check --format json``, one fabric: per candidate and switch what
     ``report_lines`` prints, then the verdict ``verdict_lines`` prints (``record``: the
     ``opensm:`` line to record, None when the advice is to record none)."""
@@ -491,9 +482,11 @@ def check_dict(
         "written": v.written.key,
         "best": v.best.key,
         "advice": advice(v),
-        "record": record_yaml(v, version, plan, digest) or None,
-        "measured": measured_text(v, version, plan, digest) if v.best.key != "none" else None,
-        "opensm_version": version,
+        "record": record_yaml(v) or None,
+        "measured": measured_text(v) if v.best.key != "none" else None,
+        "opensm_version": v.version,
+        "plan_strategy": v.plan,
+        "fabric_digest": v.digest,
         "notes": v.notes,
         "problems": v.problems,
     }

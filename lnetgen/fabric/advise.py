@@ -59,6 +59,11 @@ class Verdict:
     written: Candidate  # what generate writes: the recorded candidate, else "none"
     problems: list[str] = field(default_factory=list)  # why fabric check exits 1
     notes: list[str] = field(default_factory=list)
+    # what the measured: text names (:func:`measured_text`): the OpenSM that ran, the plan a
+    # storage fabric was judged on, the digest of the fabric and the best settings
+    version: str = "OpenSM"
+    plan: str | None = None
+    digest: str = ""
 
 
 def candidates(site: Site, fab: Fabric) -> list[Candidate]:
@@ -246,31 +251,28 @@ def _fields(c: OpenSMChoice) -> list[str]:
     return out
 
 
-def measured_text(
-    v: Verdict, version: str = "OpenSM", plan: str | None = None, digest: str = ""
-) -> str:
+def measured_text(v: Verdict) -> str:
     """What the measurement of the best settings showed, for ``fabrics[].opensm.measured``:
-    the OpenSM that ran (``version``, :func:`lnetgen.fabric.osmversion.opensm_version`), the
-    plan whose routes a storage fabric was judged on, the fabric measured (``digest``,
-    :func:`lnetgen.fabric.digest.fabric_digest`: the inventory check ties the record to it),
-    and the busiest leaf uplink against the best possible with those settings and with none."""
-    where = f", {plan} plan" if plan else ""
-    which = f", fabric {digest}" if digest else ""
+    the OpenSM that ran (``v.version``, :func:`lnetgen.fabric.osmversion.opensm_version`), the
+    plan whose routes a storage fabric was judged on (``v.plan``), the fabric and settings
+    measured (``v.digest``, :func:`lnetgen.fabric.digest.fabric_digest`: the inventory check
+    ties the record to it), and the busiest leaf uplink against the best possible with those
+    settings and with none."""
+    where = f", {v.plan} plan" if v.plan else ""
+    which = f", fabric {v.digest}" if v.digest else ""
     return (
-        f"fabric check, {version}{where}{which}: busiest leaf uplink "
+        f"fabric check, {v.version}{where}{which}: busiest leaf uplink "
         f"{v.scores[v.best.key]:.2f}x against {v.scores['none']:.2f}x with no setting"
     )
 
 
-def record_yaml(
-    v: Verdict, version: str = "OpenSM", plan: str | None = None, digest: str = ""
-) -> str:
+def record_yaml(v: Verdict) -> str:
     """The ``opensm:`` line to put in the fabric's inventory entry when :func:`advice` says
     to record or keep settings, ``measured:`` (:func:`measured_text`) included; "" when it
     says to record none."""
     if v.best.key == "none":
         return ""
-    text = json.dumps(measured_text(v, version, plan, digest))  # a YAML double-quoted scalar
+    text = json.dumps(measured_text(v))  # a YAML double-quoted scalar
     return f"opensm: {{{', '.join(_fields(v.best.choice))}, measured: {text}}}"
 
 
