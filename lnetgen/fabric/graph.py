@@ -23,8 +23,12 @@ def guid_str(value: int) -> str:
 
 
 def node_id(kind: str, guid: int) -> str:
-    """ibnetdiscover's id of a node: ``S-<guid>`` for a switch, ``H-<guid>`` for a CA."""
-    return f"{'S' if kind == 'switch' else 'H'}-{guid:016x}"
+    """ibnetdiscover's id of a node: ``S-<guid>`` for a switch, ``R-<guid>`` for a router,
+    ``H-<guid>`` for a CA."""
+    return f"{_ID_LETTER.get(kind, 'H')}-{guid:016x}"
+
+
+_ID_LETTER = {"switch": "S", "router": "R"}
 
 
 def name_list(items: Sequence[str], n: int = 8) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from lnetgen.diagnostics import Diagnostic, InputError, clip
 from lnetgen.fabric.cabling import layout
-from lnetgen.fabric.graph import IbLink, IbNet, IbNode, guid_str, name_list
+from lnetgen.fabric.graph import IbLink, IbNet, IbNode, guid_str, name_list, node_id
 from lnetgen.model import MAX_SWITCH_PORTS, Site
 
 
@@ -90,8 +90,6 @@ _DESC_RE = re.compile(r'^"([^"]*)"')
 #: Where a line ends: only what a text editor counts (a form feed, U+0085 or U+2028 in a node
 #: description is not a line break, as ``str.splitlines`` takes it; its line numbers were off).
 _EOL_RE = re.compile(r"\r\n|\r|\n")
-#: The node id's letter per kind (ibnetdiscover's ``node_name``).
-_ID_LETTER = {"switch": "S", "ca": "H", "router": "R"}
 #: The highest port number of an InfiniBand node (port 255 is reserved, 0 is a switch's own).
 MAX_PORT = MAX_SWITCH_PORTS
 
@@ -281,7 +279,7 @@ def _node(
     key = {"switch": "switchguid", "router": "rtguid"}.get(kind, "caguid")
     canon = _canon_id(nid)
     id_guid = int(canon[2:], 16) if canon else None
-    letter = _ID_LETTER[kind]
+    letter = node_id(kind, 0)[0]
     shown = clip(nid, 24)
     if canon and canon[0] != letter:
         bad(f"{m.group(1)} node {shown!r}: a {kind}'s id is {letter}-<guid>")
@@ -299,7 +297,7 @@ def _node(
             f"{MAX_PORT}"
         )
         ports = MAX_PORT
-    own = f"{letter}-{guid:016x}"
+    own = node_id(kind, guid)
     if own in seen:
         bad(
             f"node {own} is described twice (first on line {seen[own]}): two ibnetdiscover "
