@@ -17,10 +17,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
+from functools import partial
 
 import numpy as np
-from timing import peak_rss_line
+from timing import best, peak_rss_line
 
 WORKLOADS = (
     ("fpp 17,280 ranks / 5,184 nodes", "ranks=17280,ranks_per_node=4,nodes=random"),
@@ -52,26 +52,14 @@ def main() -> int:
     print(f"{'workload':<44} {'predict':>9} {'floor':>9} {'x floor':>8} {'GB/s':>8}")
     for label, text in WORKLOADS:
         spec = parse_inline(text)
-        times = []
-        pred = None
-        for _ in range(args.repeat):
-            t0 = time.perf_counter()
-            pred = predict(site, plan, spec, index=ix)
-            times.append(time.perf_counter() - t0)
+        took, pred = best(args.repeat, partial(predict, site, plan, spec, index=ix))
         p = _build(site, ix, build_ranks(site, plan, ix, spec), ()).problem
-        assert p.torus is not None and pred is not None
+        assert p.torus is not None
         runs = p.torus.runs
-        floors = []
-        for _ in range(args.repeat):
-            t0 = time.perf_counter()
-            topology.runs_loads(runs, np.ones(runs.nflows))
-            floors.append(time.perf_counter() - t0)
+        floor, _ = best(args.repeat, lambda r=runs: topology.runs_loads(r, np.ones(r.nflows)))
         agg = pred.aggregate_mb_s
         gb = f"{agg / 1000:.1f}" if agg is not None else "n/a"
-        print(
-            f"{label:<44} {min(times):>8.2f}s {min(floors):>8.3f}s "
-            f"{min(times) / min(floors):>7.0f}x {gb:>8}"
-        )
+        print(f"{label:<44} {took:>8.2f}s {floor:>8.3f}s {took / floor:>7.0f}x {gb:>8}")
     print(peak_rss_line())
     return 0
 

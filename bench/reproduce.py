@@ -173,6 +173,7 @@ def link_pairs(sites: str) -> None:
 
     from lnetgen.api import load_plan
     from lnetgen.throughput import parse_inline, paths_per_link
+    from lnetgen.traffic.index import index_plan
 
     text = Path(sites, "spider.yaml").read_text(encoding="utf-8")
     old = "coordinates: {rule: linear, order: xyz, skip_routers: true}"
@@ -188,8 +189,10 @@ def link_pairs(sites: str) -> None:
             path = Path(tmp, f"spider-{order}.yaml")
             path.write_text(text.replace(old, old.replace("xyz", order)), encoding="utf-8")
             site, plan = load_plan(str(path), "projection", None)[:2]
+            ix = index_plan(site, plan)  # once per numbering: every run below shares it
             for nodes in ("linear", "placed", "random"):
-                per = paths_per_link(site, plan, parse_inline(f"filesystems=widow1,nodes={nodes}"))
+                spec = parse_inline(f"filesystems=widow1,nodes={nodes}")
+                per = paths_per_link(site, plan, spec, index=ix)
                 assert per is not None
                 used = per[per > 0]
                 print(
@@ -199,7 +202,7 @@ def link_pairs(sites: str) -> None:
             worst = []
             for n in range(1, 97):
                 spec = parse_inline(f"filesystems=widow1,nodes=linear,osts=0-{7 * n - 1}")
-                per = paths_per_link(site, plan, spec)
+                per = paths_per_link(site, plan, spec, index=ix)
                 assert per is not None
                 worst.append(int(per.max()))
             runs[order] = np.asarray(worst)
