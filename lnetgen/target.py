@@ -13,6 +13,8 @@ Each fact carries the lustre-release source it was read from:
   parameters (``lnet/utils/lnetctl.c: jt_config_lnet`` sets ``NLM_F_EXCL``): on a host that
   starts LNet that way, the lnetctl YAML is the whole configuration, whatever the release;
 * UDSP rules (``lnetctl udsp``, ``udsp:`` in YAML) arrived in 2.15;
+* mkfs.lustre formats an ldiskfs MDT with ``ea_inode`` from 2.13 (LU-1732), which lifts the
+  stripe limit from 160 to 2000 (``lnetgen advise stripes``);
 * lnetgen writes for 2.12 and later (the oldest release whose lnetctl imports the YAML layout
   ``lnetctl export`` prints with explicit ``hop`` and ``priority``).
 
@@ -32,6 +34,9 @@ Version = tuple[int, ...]
 KERNEL_ROUTES_REMOVED: Version = (2, 19, 53)
 #: User Defined Selection Policies (``udsp:``).
 UDSP_SINCE: Version = (2, 15)
+#: mkfs.lustre formats an ldiskfs MDT with ``ea_inode`` from this release on (LU-1732,
+#: lustre/utils/libmount_utils_ldiskfs.c); MDTs formatted earlier keep 160 unless tuned.
+EA_INODE_SINCE: Version = (2, 13)
 #: The oldest release lnetgen writes for.
 OLDEST: Version = (2, 12)
 ROLES = ("client", "router", "server")
@@ -100,6 +105,7 @@ def targets(spec: Mapping[str, str] | None, udsp: bool = False) -> Targets:
 
 
 __all__ = [
+    "EA_INODE_SINCE",
     "KERNEL_ROUTES_REMOVED",
     "NO_TARGETS",
     "OLDEST",

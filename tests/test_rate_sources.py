@@ -28,7 +28,7 @@ from lnetgen.model import Site
 from lnetgen.report import build_report, render_html
 from lnetgen.solve import solve
 from lnetgen.throughput import DEFAULT, predict
-from lnetgen.throughput.sources import site_entries, unrated
+from lnetgen.throughput.sources import legend_lines, merged, site_entries, unrated
 from lnetgen.traffic.settings import settings_for
 
 SITES = ROOT / "sites"
@@ -269,3 +269,13 @@ def test_shipped_sites_legend_is_their_own(name: str) -> None:
     assert p.bound == (p.aggregate_mb_s is not None and bool(p.unknown))
     expected = {"demo": False, "wolf": True, "slingshot": True, "spider": True}
     assert p.bound == expected.get(name, True)  # Blue Waters: no port or OST rate
+
+
+def test_merged_sources_and_legend_lines_are_shared_by_analyze_and_report() -> None:
+    """Several predictions' sources merge per kind in the order first met, each entry once;
+    the legend's lines carry the entry, then [what uses it] -- the one text analyze and the
+    report print."""
+    got = merged([{"oss": ("oss A",), "ost": ("ost B",)}, {"oss": ("oss C", "oss A")}])
+    assert got == [("oss", ("oss A", "oss C")), ("ost", ("ost B",))]
+    lines = legend_lines(None, [("oss", ("oss A",)), ("router", ("oss A",)), ("ost", ("o",))])
+    assert lines == ["oss A [oss, router]", "o [ost]"]

@@ -32,6 +32,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, replace
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -59,13 +60,16 @@ class Move:
 @dataclass(frozen=True)
 class SeedGain:
     """One seed's draw of the workload: the aggregate and the slowest rank's rate before and
-    after the moves (MB/s, None: n/a)."""
+    after the moves (MB/s, None: n/a), and whether the moves gain on it -- as the search
+    judged it: the aggregate, then the slowest rank's rate, a difference within the solver's
+    rounding (``_TOLERANCE``) no gain."""
 
     seed: int
     before_mb_s: float | None
     after_mb_s: float | None
     before_rank_min_mb_s: float | None
     after_rank_min_mb_s: float | None
+    gained: bool
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,10 @@ class RouterAdvice:
     #: the torus unconstrained, first seed: no placement predicts more (None: n/a, or a
     #: workload with ``background``, whose streams would take what the torus frees)
     bound_mb_s: float | None
+    #: what ``bound_mb_s`` is: "torus" the prediction with the torus unconstrained (None when
+    #: that figure is n/a), "background" none -- the workload's other jobs would take what the
+    #: torus frees
+    bound_reason: Literal["torus", "background"]
     #: the draws judged (``lnetgen.advise.seeds``): a move is advised only when it gains on
     #: every one
     seeds: tuple[int, ...] = ()
@@ -170,7 +178,14 @@ class _Judge:
 
     def figures(self, after: list[Prediction]) -> tuple[SeedGain, ...]:
         return tuple(
-            SeedGain(s, b.aggregate_mb_s, a.aggregate_mb_s, b.rank_min_mb_s, a.rank_min_mb_s)
+            SeedGain(
+                s,
+                b.aggregate_mb_s,
+                a.aggregate_mb_s,
+                b.rank_min_mb_s,
+                a.rank_min_mb_s,
+                _gain(a, b) > NO_GAIN,
+            )
             for s, b, a in zip(self.seeds, self.before, after, strict=True)
         )
 
@@ -257,6 +272,7 @@ def advise_routers(
         judge.before[0],
         best[2][0],
         bound_mb_s,
+        "background" if spec.background else "torus",
         judge.seeds,
         judge.figures(best[2]),
         tuple(m.edit(index[m.router]) for m in rejected),

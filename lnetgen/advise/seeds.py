@@ -25,11 +25,4 @@ def seeds_of(spec: WorkloadSpec) -> tuple[int, ...]:
     return tuple(spec.seed + i for i in range(SEEDS)) if draws(spec) else (spec.seed,)
 
 
-def seed_list(seeds: tuple[int, ...]) -> str:
-    """``0-4`` / ``3`` / ``1, 5``: the seeds as printed."""
-    if len(seeds) > 1 and seeds == tuple(range(seeds[0], seeds[0] + len(seeds))):
-        return f"{seeds[0]}-{seeds[-1]}"
-    return ", ".join(str(s) for s in seeds)
-
-
-__all__ = ["SEEDS", "draws", "seed_list", "seeds_of"]
+__all__ = ["SEEDS", "draws", "seeds_of"]

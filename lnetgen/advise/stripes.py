@@ -31,6 +31,7 @@ from lnetgen.advise.seeds import seeds_of
 from lnetgen.model import Site
 from lnetgen.place.hops import net_hops
 from lnetgen.plan import Plan
+from lnetgen.target import EA_INODE_SINCE, show
 from lnetgen.throughput import Prediction, WorkloadSpec, predict
 from lnetgen.traffic import PlanIndex, index_plan, input_error
 
@@ -41,9 +42,6 @@ from lnetgen.traffic import PlanIndex, index_plan, input_error
 #: ``lod_get_stripe_count`` clamps a wider request to what the MDT's xattr size holds).
 MAX_STRIPE = 2000
 MAX_STRIPE_OLD = 160
-#: mkfs.lustre formats an ldiskfs MDT with ``ea_inode`` from this release on (LU-1732,
-#: lustre/utils/libmount_utils_ldiskfs.c); MDTs formatted earlier keep 160 unless tuned.
-EA_INODE_SINCE = (2, 13)
 
 
 def stripe_limit(site: Site) -> tuple[int, str]:
@@ -54,14 +52,14 @@ def stripe_limit(site: Site) -> tuple[int, str]:
     v = site.lustre.of("server")
     if v is not None and v >= EA_INODE_SINCE:
         return MAX_STRIPE, (
-            f"assumed: LOV_MAX_STRIPE_COUNT, the servers run {'.'.join(map(str, v))} "
+            f"assumed: LOV_MAX_STRIPE_COUNT, the servers run {show(v)} "
             "(an MDT formatted by 2.13 or later, or on ZFS); 160 on an older ldiskfs MDT "
             "(--max-stripe)"
         )
     why = (
         "the release is not stated"
         if v is None
-        else f"the servers run {'.'.join(map(str, v))}, before mkfs.lustre's ea_inode default"
+        else f"the servers run {show(v)}, before mkfs.lustre's ea_inode default"
     )
     return MAX_STRIPE_OLD, (
         f"assumed: LOV_MAX_STRIPE_COUNT_OLD, {why}; 2000 with a ZFS MDT or an ldiskfs MDT "
@@ -216,8 +214,9 @@ def advise_stripes(
         notes.append(f"no pool of whole groups fits under the limit {max_stripe}")
     job_osts: tuple[int, ...] = ()
     no_advice = ""
+    chosen: Prediction | None = None
     if job:
-        job_osts, no_advice = _job_osts(site, plan, ix, fs, job, job_label, groups, k, g)
+        job_osts, no_advice, chosen = _job_osts(site, plan, ix, fs, job, job_label, groups, k, g)
         k = len(job_osts)
         commands.append(
             f"lfs setstripe -c {len(job_osts)} -o {ost_list(job_osts)} {shlex.quote(path)}"
@@ -227,7 +226,7 @@ def advise_stripes(
     elif not pools:
         commands.append(f"lfs setstripe -c {k} {shlex.quote(path)}")
     assert k <= max_stripe and all(len(p.osts) <= max_stripe for p in pools)
-    judged, ranks = _judge(site, plan, ix, fs, job, job_label, pools, k, groups, job_osts)
+    judged, ranks = _judge(site, plan, ix, fs, job, job_label, pools, k, groups, job_osts, chosen)
     no_advice = no_advice or _verdict(judged)
     return StripeAdvice(
         site.name,
@@ -312,35 +311,42 @@ def _job_osts(
     groups: list[tuple[str, tuple[int, ...]]],
     k: int,
     g: int,
-) -> tuple[tuple[int, ...], str]:
+) -> tuple[tuple[int, ...], str, Prediction]:
     """The OSTs of the groups nearest the job (mean hops to each group's routers), as many
     groups as pays: 1, 2, 4, ... up to the stripe count are predicted and the narrowest within
     ``GOOD_ENOUGH`` of the best is kept.  Without a figure for every width no width is
-    chosen: the nearest group's OSTs and why (``needs``)."""
+    chosen: the nearest group's OSTs and why (``needs``).  Last, the prediction of the OSTs
+    returned (``_job_spec``), which :func:`_judge` does not make again."""
     hops = net_hops(ix)[np.asarray(job, dtype=np.int64)].mean(axis=0)
     order = sorted(range(len(groups)), key=lambda i: (hops[ix.nets.index(groups[i][0])], i))
     most = max(k // g, 1)
     widths = sorted({min(2**e, most) for e in range(most.bit_length() + 1)})
-    tried: list[tuple[int, float, tuple[int, ...]]] = []
+    tried: list[tuple[float, tuple[int, ...], Prediction]] = []
     for w in widths:
         osts = tuple(sorted(o for i in order[:w] for o in groups[i][1]))[:k]
-        spec = WorkloadSpec(
-            name="advice",
-            pattern="shared-file",
-            filesystems=(fs,),
-            ranks=len(job),
-            nodes=job_label,
-            osts=ost_list(osts),
-            stripe_count=0,
-        )
-        p = predict(site, plan, spec, index=ix)
+        p = predict(site, plan, _job_spec(fs, job, job_label, osts), index=ix)
         missing = needs(p)
         if missing:
-            return osts if not tried else tried[0][2], f"{missing} to choose the job's width"
+            why = f"{missing} to choose the job's width"
+            return (osts, why, p) if not tried else (tried[0][1], why, tried[0][2])
         assert p.aggregate_mb_s is not None
-        tried.append((w, p.aggregate_mb_s, osts))
-    best = max(t[1] for t in tried)
-    return next(t[2] for t in tried if t[1] >= GOOD_ENOUGH * best), ""
+        tried.append((p.aggregate_mb_s, osts, p))
+    best = max(t[0] for t in tried)
+    _, osts, p = next(t for t in tried if t[0] >= GOOD_ENOUGH * best)
+    return osts, "", p
+
+
+def _job_spec(fs: str, job: list[int], job_label: str, osts: tuple[int, ...]) -> WorkloadSpec:
+    """One shared file of ``fs`` striped over ``osts``, written by the job's ranks."""
+    return WorkloadSpec(
+        name="advice",
+        pattern="shared-file",
+        filesystems=(fs,),
+        ranks=len(job),
+        nodes=job_label,
+        osts=ost_list(osts),
+        stripe_count=0,
+    )
 
 
 def _judge(
@@ -354,10 +360,13 @@ def _judge(
     k: int,
     groups: list[tuple[str, tuple[int, ...]]],
     job_osts: tuple[int, ...],
+    chosen: Prediction | None = None,
 ) -> tuple[list[tuple[int, Prediction, Prediction]], int]:
     """The advice and Lustre's default layout, predicted for the same ranks: per seed of the
     ranks' draw (``seeds_of``; the job's own nodes are one), the first seed's first.  Once a
-    figure needs a rate the site lacks, the other seeds are not predicted."""
+    figure needs a rate the site lacks, the other seeds are not predicted.  ``chosen``: the
+    prediction :func:`_job_osts` made of the job's OSTs, taken instead of predicting it
+    again."""
     nodes = job_label if job else "random"
     ranks = len(job) if job else min(len(site.clients), sum(len(o) for _, o in groups))
     base = WorkloadSpec(
@@ -371,9 +380,11 @@ def _judge(
         first = tuple(o for _, os_ in groups for o in os_)[:k]
         spec = replace(base, osts=ost_list(first), stripe_count=0)
     default = replace(base, stripe_count=1)
+    known = _job_spec(fs, job, job_label, job_osts) if job and chosen is not None else None
     out: list[tuple[int, Prediction, Prediction]] = []
     for seed in seeds_of(base):
-        a = predict(site, plan, replace(spec, seed=seed), index=ix)
+        each = replace(spec, seed=seed)
+        a = chosen if chosen is not None and each == known else predict(site, plan, each, index=ix)
         d = predict(site, plan, replace(default, seed=seed), index=ix)
         out.append((seed, a, d))
         if needs(a, d):

@@ -78,7 +78,7 @@ def _span(values: list[float | None]) -> str:
 
 def format_stripes(a: StripeAdvice) -> list[str]:
     """The text of ``lnetgen advise stripes``."""
-    from lnetgen.advise.seeds import seed_list
+    from lnetgen.advise.stripes import ost_list
 
     given = not a.no_advice
     out = [
@@ -120,7 +120,7 @@ def format_stripes(a: StripeAdvice) -> list[str]:
     )
     if len(seeds) > 1:
         out.append(
-            f"  over seeds {seed_list(seeds)}: {_span([j.advised_mb_s for j in a.judged])} "
+            f"  over seeds {ost_list(seeds)}: {_span([j.advised_mb_s for j in a.judged])} "
             f"against {_span([j.default_mb_s for j in a.judged])}"
             + (", a gain on every one" if given else "")
         )
@@ -222,9 +222,9 @@ def _seed_lines(rows: tuple[SeedGain, ...]) -> list[str]:
 
 def format_routers(a: RouterAdvice) -> list[str]:
     """The text of ``lnetgen advise routers``."""
-    from lnetgen.advise.seeds import seed_list
+    from lnetgen.advise.stripes import ost_list
 
-    seeds = seed_list(a.seeds)
+    seeds = ost_list(a.seeds)
     judged = (
         f"judged on seeds {seeds} of the workload's random draw"
         if len(a.seeds) > 1
@@ -254,14 +254,7 @@ def format_routers(a: RouterAdvice) -> list[str]:
         )
         out.extend(_seed_lines(a.by_seed))
     if a.rejected:
-        held = sum(
-            1
-            for r in a.rejected_by_seed
-            if r.before_mb_s is not None
-            and r.after_mb_s is not None
-            and (r.after_mb_s, r.after_rank_min_mb_s or 0.0)
-            > (r.before_mb_s, r.before_rank_min_mb_s or 0.0)
-        )
+        held = sum(r.gained for r in a.rejected_by_seed)
         out.append(
             f"  not advised: the best move on seed {a.seeds[0]} alone gains on {held} of "
             f"{len(a.seeds)} seeds:"
@@ -270,10 +263,10 @@ def format_routers(a: RouterAdvice) -> list[str]:
         out.extend(_seed_lines(a.rejected_by_seed))
     if a.before.unknown and (a.moves or a.rejected):
         out.append(f"  the figures are bounds: no {', '.join(a.before.unknown)} rate")
-    if a.bound_mb_s is not None:
-        bound = f"no placement can beat {_rate(a.bound_mb_s)} (the torus unconstrained)"
-    elif "background=" in a.workload:
+    if a.bound_reason == "background":
         bound = "no bound: other jobs' streams would take what the torus frees"
+    elif a.bound_mb_s is not None:
+        bound = f"no placement can beat {_rate(a.bound_mb_s)} (the torus unconstrained)"
     else:
         bound = "no placement can beat n/a (the torus unconstrained)"
     out.append(f"  seed {a.seeds[0]}: {_gb(a.before)} now; {bound}")

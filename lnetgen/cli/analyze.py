@@ -169,11 +169,13 @@ def _dragonfly_lines(d: DragonflyReport) -> list[str]:
 
 def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
     """The text report of ``lnetgen analyze``."""
+    from lnetgen.throughput.sources import merged
+    from lnetgen.traffic.settings import given_mb_s
 
     s = a.settings
     out = [
         f"site {a.site}  strategy {a.strategy}  workload {a.workload}: {num(a.flows, 1)} flows "
-        f"(one flow = one OST at {given(s.ost_mb_s, s.ost_source)}, counted by {s.weight_by})"
+        f"(one flow = one OST at {given_mb_s(s.ost_mb_s, s.ost_source)}, counted by {s.weight_by})"
     ]
     if a.lost_writes or a.lost_reads:
         out.append(
@@ -200,7 +202,7 @@ def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
         f"{fb.crossing_routes}"
     )
     out.extend(throughput_lines(a.throughput))
-    out.extend(rates_lines(s, sources_of(a.throughput)))
+    out.extend(rates_lines(s, merged(p.sources for p in a.throughput)))
     t = a.torus
     out.append("")
     if a.dragonfly is not None:
@@ -211,7 +213,7 @@ def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
         dims = "x".join(str(d) for d in t.dims)
         out.append(
             f"torus {dims}, {t.routing} routing; a link saturates above {num(t.saturation)} flows "
-            f"({given(s.link_mb_s, s.link_source)} / {given(s.ost_mb_s, s.ost_source)})"
+            f"({given_mb_s(s.link_mb_s, s.link_source)} / {given_mb_s(s.ost_mb_s, s.ost_source)})"
         )
         out.extend(_link_line("writes (client -> router)", t.writes, t.saturation))
         out.extend(_link_line("reads  (router -> client)", t.reads, t.saturation))
@@ -257,40 +259,23 @@ def gb_s(x: float | None) -> str:
     return "n/a" if x is None else f"{x / 1000:.1f} GB/s"
 
 
-def given(x: float | None, source: str) -> str:
-    """A flow-count rate: ``"180 MB/s"``, ``"200 MB/s (--ost-mb-s)"`` when an option gave it
-    (the inventory's rates are in the rates legend)."""
-    from lnetgen.traffic.settings import given_mb_s
-
-    return given_mb_s(x, source)
-
-
 def rates_lines(
     settings: Settings | None, sources: Iterable[tuple[str, tuple[str, ...]]]
 ) -> list[str]:
     """The rates legend: every rate the figures use (the flow counts' ``settings``, the
     predictions' ``sources``: kind, entries), with the inventory entry (and its source) or the
     option it came from, and [what uses it]."""
-    from lnetgen.throughput.sources import legend
+    from lnetgen.throughput.sources import legend_lines
 
-    lines = legend(settings, sources)
+    lines = legend_lines(settings, sources)
     if not lines:
         return ["", "rates: none (neither the site's rates: nor an option gives one)"]
     out = [
         "",
         "rates (the inventory's rates: entry with its source, or the option; [what uses it]):",
     ]
-    out.extend(f"  {entry} [{', '.join(users)}]" for entry, users in lines)
+    out.extend(f"  {line}" for line in lines)
     return out
-
-
-def sources_of(preds: Sequence[Prediction]) -> list[tuple[str, tuple[str, ...]]]:
-    """The predictions' rate entries per kind, each once, kinds in the order first met."""
-    kinds: dict[str, tuple[str, ...]] = {}
-    for p in preds:
-        for kind, entries in p.sources.items():
-            kinds[kind] = tuple(dict.fromkeys((*kinds.get(kind, ()), *entries)))
-    return list(kinds.items())
 
 
 def throughput_lines(preds: Sequence[Prediction]) -> list[str]:
@@ -424,11 +409,9 @@ __all__ = [
     "format_analysis",
     "format_placement",
     "gb_s",
-    "given",
     "pct",
     "place_clients_cmd",
     "place_group",
     "place_osts_cmd",
     "rates_lines",
-    "sources_of",
 ]

@@ -27,7 +27,7 @@ from lnetgen.report.svg import fmt, pct
 from lnetgen.report.torus import heat_legend, heat_scale, torus_phases
 from lnetgen.throughput import DEFAULT, Prediction, WorkloadSpec
 from lnetgen.throughput.fabric import FabricRoutes
-from lnetgen.throughput.sources import legend
+from lnetgen.throughput.sources import legend_lines, merged
 from lnetgen.traffic.settings import given_mb_s, settings_for
 
 #: Default caps: switch boxes drawn per strategy, torus slices drawn per direction.
@@ -182,12 +182,7 @@ def _rates(settings: Settings, items: Sequence[Solved | Unsolved]) -> tuple[str,
     and the rates legend: each rate the page uses, with its inventory entry (and source) or
     option, and [what uses it]."""
     preds = [p for it in items if isinstance(it, Solved) for p in it.analysis.throughput]
-    kinds: dict[str, tuple[str, ...]] = {}
-    for p in preds:
-        for kind, entries in p.sources.items():
-            kinds[kind] = tuple(dict.fromkeys((*kinds.get(kind, ()), *entries)))
-    lines = legend(settings, kinds.items())
-    rates = tuple(f"{entry} [{', '.join(users)}]" for entry, users in lines)
+    rates = tuple(legend_lines(settings, merged(p.sources for p in preds)))
     note = ""
     if preds:
         note = (

@@ -19,7 +19,7 @@ import numpy as np
 
 from lnetgen.model import Site
 from lnetgen.plan import Plan
-from lnetgen.throughput.predict import Prediction, _bounds, predict, prepare, solved
+from lnetgen.throughput.predict import Prediction, _bounds, _sources, predict, prepare, solved
 from lnetgen.throughput.problem import torus_of
 from lnetgen.throughput.share import Problem
 from lnetgen.throughput.workload import WorkloadSpec
@@ -68,6 +68,9 @@ class MovedRouters:
             site, plan, self.ix, spec, keep_subflows=True
         )
         self._bounds = _bounds(self._built.problem, self._built, self._njob)
+        # the rates' entries: of the resources the job crosses outside the torus paths, and of
+        # the torus links whatever the paths -- the same for every move
+        self._sources = _sources(site, self._built.problem, self._built, self._njob)
         assert self._built.subflows is not None
         self._crossed = frozenset(
             self.ix.routers[r] for r in np.unique(self._built.subflows.router).tolist()
@@ -96,6 +99,7 @@ class MovedRouters:
             self._njob,
             self._nodes,
             bounds=dict(self._bounds),
+            sources=dict(self._sources),
         )
         if not self._crossed.intersection(moves):
             self._unmoved = out

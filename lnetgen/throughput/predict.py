@@ -166,10 +166,11 @@ def solved(
     arbitration: str = "fair",
     routed: str = "",
     bounds: dict[str, float] | None = None,
+    sources: dict[str, tuple[str, ...]] | None = None,
 ) -> Prediction:
     """The prediction of a built problem whose first ``njob`` ranks (classes) are the job's,
-    on ``nodes`` nodes (:func:`predict`); ``bounds``: :func:`_bounds` when the caller has them
-    (they do not depend on the torus)."""
+    on ``nodes`` nodes (:func:`predict`); ``bounds`` and ``sources``: :func:`_bounds` and
+    :func:`_sources` when the caller has them (they do not depend on the torus paths)."""
     p = built.problem
     job = np.arange(p.nranks) < njob  # the rest: other jobs' endless streams
     cl = built.classes
@@ -186,7 +187,7 @@ def solved(
     if site.torus is not None and site.rates.torus_link is None:
         unknown = ("torus link", *unknown)
     bounds = _bounds(p, built, njob) if bounds is None else bounds
-    sources = _sources(site, p, built, njob)
+    sources = _sources(site, p, built, njob) if sources is None else sources
     if not served.any() or not bounded[served].all():
         return Prediction(
             site.name, plan.strategy, spec.label(), spec.op, ranks, nodes,

@@ -7,7 +7,7 @@ upper bound (:func:`unrated`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from lnetgen.model import Site, Switch
 from lnetgen.rates import Rate
@@ -131,6 +131,26 @@ def legend(
     return [(entry, tuple(dict.fromkeys(u))) for entry, u in users.items()]
 
 
+def merged(
+    sources: Iterable[Mapping[str, tuple[str, ...]]],
+) -> list[tuple[str, tuple[str, ...]]]:
+    """Several predictions' rate entries (each ``Prediction.sources``: kind -> entries) as
+    one: per kind its entries, each once, kinds and entries in the order first met."""
+    kinds: dict[str, tuple[str, ...]] = {}
+    for each in sources:
+        for kind, entries in each.items():
+            kinds[kind] = tuple(dict.fromkeys((*kinds.get(kind, ()), *entries)))
+    return list(kinds.items())
+
+
+def legend_lines(
+    settings: Settings | None, sources: Iterable[tuple[str, tuple[str, ...]]]
+) -> list[str]:
+    """The :func:`legend` as text, one line per entry: ``"oss 1250 MB/s: ... [oss]"`` (the
+    entry, then [what uses it])."""
+    return [f"{entry} [{', '.join(users)}]" for entry, users in legend(settings, sources)]
+
+
 def _crossed(
     site: Site, fabric_routes: FabricRoutes | None, storage_routes: FabricRoutes | None
 ) -> list[str]:
@@ -180,4 +200,13 @@ def _switch_of(site: Site, kind: str, names: list[str]) -> dict[str, str]:
     return {n: hosts[n] for n in names if n in hosts}
 
 
-__all__ = ["PER_SWITCH", "kind_entries", "legend", "resource_entry", "site_entries", "unrated"]
+__all__ = [
+    "PER_SWITCH",
+    "kind_entries",
+    "legend",
+    "legend_lines",
+    "merged",
+    "resource_entry",
+    "site_entries",
+    "unrated",
+]
