@@ -149,11 +149,11 @@ def sweep(parent: str, base: str) -> tuple[str, ...]:
             and os.path.isdir(full)
         ):
             continue
-        kind = _temporary(full)
+        kind, listed = _temporary(full)
         if kind == "new":
             shutil.rmtree(full, ignore_errors=True)
         elif kind == "old":
-            saved.append(_clear_old(parent, base, full, ""))
+            saved.append(_clear_old(parent, base, full, "", listed))
         elif kind == "discarding":
             tree = os.path.join(full, "tree")
             if os.path.isdir(tree) and not os.path.islink(tree):
@@ -163,36 +163,48 @@ def sweep(parent: str, base: str) -> tuple[str, ...]:
     return tuple(s for s in saved if s)
 
 
-def _temporary(path: str) -> str:
+def _temporary(path: str) -> tuple[str, dict[str, str] | None]:
     """What a directory named like a temporary is (module docstring): ``"new"`` (empty, or
     holds ``PARTIAL``), ``"old"`` (an lnetgen manifest), ``"discarding"`` (holds
-    ``DISCARDING``), or ``""``: a user's directory of the same name, which stays."""
+    ``DISCARDING``), or ``""``: a user's directory of the same name, which stays.  With
+    ``"old"`` comes what its manifest lists (``_listed``), read once for both."""
     try:
         names = os.listdir(path)
         if not names or PARTIAL in names:
-            return "new"
+            return "new", None
         if DISCARDING in names:
-            return "discarding"
-        if MARKER not in names or os.path.islink(os.path.join(path, MARKER)):
-            return ""
-        return "old" if _mentions(os.path.join(path, MARKER), b'"lnetgen_version"') else ""
-    except OSError:
-        return ""
+            return "discarding", None
+        if MARKER not in names:
+            return "", None
+        data = _read(path)
+    except (OSError, ValueError):
+        return "", None
+    # a manifest's keys are sorted: ``lnetgen_version`` may come anywhere
+    if data.find(b'"lnetgen_version"', 0, MANIFEST_MAX) < 0:
+        return "", None
+    try:
+        return "old", _with_marker(parse_listed(data)[1])
+    except ValueError:
+        return "old", {}
 
 
-def _clear_old(parent: str, base: str, tree: str, grave: str) -> str:
+def _clear_old(
+    parent: str, base: str, tree: str, grave: str, listed: dict[str, str] | None = None
+) -> str:
     """Delete from the swapped-out ``tree`` the files its manifest lists with their recorded
     sha256, then the manifest and the directories left empty; move anything else aside
     (``_keep``).  Without a readable manifest nothing in ``tree`` is proven lnetgen's.
+    ``listed``: what ``_listed`` found when the caller has read it already.
     Returns where the rest went ("" when nothing was left)."""
-    listed = _listed(tree)
+    if listed is None:
+        listed = _listed(tree)
     for root, _dirs, files in os.walk(tree):  # links are not followed
         for name in files:
             full = os.path.join(root, name)
             rel = os.path.relpath(full, tree)
             with suppress(OSError):
                 if (
-                    rel in listed
+                    listed.get(rel)  # not the manifest (no hash): it goes after the rest
                     and stat.S_ISREG(os.lstat(full).st_mode)
                     and sha256_of(full) == listed[rel]
                 ):
@@ -207,24 +219,56 @@ def _listed(tree: str) -> dict[str, str]:
     """Relative path -> sha256 of the files the lnetgen manifest of ``tree`` lists, the
     manifest itself included (with no hash); empty when there is none or it is not
     lnetgen's."""
+    try:
+        return _with_marker(read_listed(tree)[1])
+    except ValueError:
+        return {}
+
+
+def _with_marker(listed: dict[str, str]) -> dict[str, str]:
+    listed[MARKER] = ""
+    return listed
+
+
+def read_listed(tree: str) -> tuple[dict[str, object], dict[str, str]]:
+    """The lnetgen manifest of ``tree`` and what it lists (relative path -> sha256); raises
+    ``ValueError`` saying why when it is a link, cannot be read, is too large, is not an
+    lnetgen manifest or lists a path outside the tree."""
+    return parse_listed(_read(tree))
+
+
+def _read(tree: str) -> bytes:
+    """The first ``MANIFEST_MAX + 1`` bytes of the manifest of ``tree``; ``ValueError`` when it
+    is a link or cannot be read."""
     manifest = os.path.join(tree, MARKER)
     try:
         if os.path.islink(manifest):
-            return {}
+            raise ValueError(f"{MARKER} is a symbolic link")
         with open(manifest, "rb") as fh:
-            data = read_at_most(fh, MANIFEST_MAX)
+            return read_at_most(fh, MANIFEST_MAX)
+    except OSError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def parse_listed(data: bytes) -> tuple[dict[str, object], dict[str, str]]:
+    """``read_listed`` of a manifest's bytes ``data``."""
+    try:
         if len(data) > MANIFEST_MAX:
-            return {}
+            raise ValueError(f"larger than {MANIFEST_MAX >> 20} MiB")
         doc = strictjson.loads(data)
         if not isinstance(doc, dict) or "lnetgen_version" not in doc:
-            return {}
-        listed = {entry_path(e["path"]): e["sha256"] for e in doc["files"]}
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
-        return {}
-    if not all(isinstance(sha, str) for sha in listed.values()):
-        return {}
-    listed[MARKER] = ""
-    return listed
+            raise ValueError("no lnetgen_version")
+        listed: dict[str, str] = {}
+        for entry in doc["files"]:
+            path, sha = entry_path(entry["path"]), entry["sha256"]
+            if not isinstance(sha, str):
+                raise ValueError(f"bad entry {entry!r:.80}")
+            listed[path] = sha
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    except (KeyError, TypeError) as exc:
+        raise ValueError(str(exc)) from None
+    return doc, listed
 
 
 def entry_path(path: object) -> str:
@@ -245,19 +289,3 @@ def sha256_of(path: str) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _mentions(path: str, needle: bytes) -> bool:
-    """Whether the file ``path`` (its first ``MANIFEST_MAX`` bytes) holds ``needle``, read
-    block by block (a manifest's keys are sorted: ``lnetgen_version`` may come anywhere)."""
-    seen, carry = 0, b""
-    with open(path, "rb") as fh:
-        while seen < MANIFEST_MAX:
-            block = fh.read(1 << 20)
-            if not block:
-                return False
-            if needle in carry + block:
-                return True
-            carry = block[-len(needle) :]
-            seen += len(block)
-    return False

@@ -55,18 +55,16 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 
-from lnetgen import inputs, strictjson
-from lnetgen.bounded import read_at_most
+from lnetgen import inputs
 from lnetgen.diagnostics import Diagnostic, UsageError, printable
 from lnetgen.leftovers import (
-    MANIFEST_MAX,
     MARKER,
     PARTIAL,
     PREFIX,
     Snap,
     discard,
-    entry_path,
     owned_dirs,
+    read_listed,
     sha256_of,
     snap_of,
     sweep,
@@ -190,29 +188,9 @@ def _recorded(target: str, kind: str) -> dict[str, str]:
             f"write (no {MARKER}; in it: {_listing(shown)}); choose an empty or new directory",
             "E-OUTPUT-FOREIGN",
         )
-    recorded: dict[str, str] = {}
     try:
-        with open(manifest, "rb") as fh:
-            data = read_at_most(fh, MANIFEST_MAX)
-        if len(data) > MANIFEST_MAX:
-            raise ValueError(f"larger than {MANIFEST_MAX >> 20} MiB")
-        doc = strictjson.loads(data)
-        del data
-        if not isinstance(doc, dict) or "lnetgen_version" not in doc:
-            raise ValueError("no lnetgen_version")
-        for entry in doc["files"]:
-            path, sha = entry_path(entry["path"]), entry["sha256"]
-            if not isinstance(sha, str):
-                raise ValueError(f"bad entry {entry!r:.80}")
-            recorded[path] = sha
-    except RecursionError:
-        raise _fail(
-            target,
-            f"refusing to replace this directory: its {MARKER} is not an lnetgen manifest "
-            "(nested too deeply); choose an empty or new directory",
-            "E-OUTPUT-FOREIGN",
-        ) from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        doc, recorded = read_listed(target)
+    except ValueError as exc:
         raise _fail(
             target,
             f"refusing to replace this directory: its {MARKER} is not an lnetgen manifest "

@@ -233,11 +233,11 @@ def test_deeply_nested_manifest_is_foreign_not_a_traceback(tmp_path: Path) -> No
 def test_oversized_manifest_is_refused_before_it_is_parsed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lnetgen import write
+    from lnetgen import leftovers
 
     out = tmp_path / "out"
     _demo_tree(out)
-    monkeypatch.setattr(write, "MANIFEST_MAX", 1000)
+    monkeypatch.setattr(leftovers, "MANIFEST_MAX", 1000)
     with pytest.raises(InputError, match="larger than"):
         _demo_tree(out, "projection")
     _consistent(out)
