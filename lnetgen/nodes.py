@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from ClusterShell.NodeSet import RESOLVER_NOGROUP, NodeSet, NodeSetParseError
 from ClusterShell.RangeSet import RangeSet, RangeSetParseError
 
+from lnetgen.diagnostics import clip
+
 #: LNDs current Lustre parses (libcfs_netstrfns[]), and whether their address is IPv4.
 LNDS: dict[str, bool] = {
     "tcp": True,
@@ -34,6 +36,8 @@ IPV6_LNDS = frozenset(("tcp", "efa"))
 REMOVED_LNDS = {"elan", "ra", "mx", "ptl", "gm", "openib", "qsw", "vib", "iib", "ciber", "tofu"}
 
 MAX_NET_NUMBER = 65535
+#: digits of a net number read at most (a 32-bit number has 10; LNet takes 16 bits)
+_NET_DIGITS_MAX = 10
 
 HOSTNAME_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})\Z")
 #: Words YAML 1.1 resolves to a boolean or null: an interface so named would read back from
@@ -284,7 +288,13 @@ def parse_net(text: str) -> Net:
                 f"use one of {', '.join(sorted(LNDS))}"
             )
         raise NodeSyntaxError(f"{text!r}: unknown LND {lnd!r} (known: {', '.join(sorted(LNDS))})")
-    number = int(num) if num else 0
+    digits = num.lstrip("0")  # libcfs reads leading zeros; int() refuses 4,300 digits
+    if len(digits) > _NET_DIGITS_MAX:
+        raise NodeSyntaxError(
+            f"{clip(text, 24)!r}: net number of {len(digits)} digits is outside "
+            f"0-{MAX_NET_NUMBER} (it would spill into the LND type bits)"
+        )
+    number = int(digits or "0")
     if number > MAX_NET_NUMBER:
         raise NodeSyntaxError(
             f"{text!r}: net number {number} is outside 0-{MAX_NET_NUMBER} "

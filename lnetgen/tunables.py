@@ -277,14 +277,14 @@ def from_yaml(section: str, values: Mapping[str, object]) -> dict[str, int]:
     out = {}
     for key, value in values.items():
         name = _BY_YAML.get((section, key))
-        if name is not None and _is_int(value):
+        if name is not None and is_int(value):
             out[name] = int(str(value))
     return out
 
 
 def from_ni(lnd: str, values: Mapping[str, object]) -> dict[str, int]:
     """An NI's ``tunables:`` as ``<lnd>.<name>``."""
-    return {f"{lnd}.{k}": int(str(v)) for k, v in values.items() if k in NI_ORDER and _is_int(v)}
+    return {f"{lnd}.{k}": int(str(v)) for k, v in values.items() if k in NI_ORDER and is_int(v)}
 
 
 def from_module(module: str, params: Mapping[str, str], lnds: Iterable[str]) -> dict[str, int]:
@@ -293,7 +293,7 @@ def from_module(module: str, params: Mapping[str, str], lnds: Iterable[str]) -> 
     out: dict[str, int] = {}
     if module == "lnet":
         for key, value in params.items():
-            if not _is_int(value):
+            if not is_int(value):
                 continue
             if key == "peer_buffer_credits":
                 out.update({f"{lnd}.peer_buffer_credits": int(value) for lnd in lnds})
@@ -303,12 +303,14 @@ def from_module(module: str, params: Mapping[str, str], lnds: Iterable[str]) -> 
     lnd = _LND_BY_MODULE.get(module)
     if lnd is not None:
         for key in ("peer_credits", "credits"):
-            if key in params and _is_int(params[key]):
+            if key in params and is_int(params[key]):
                 out[f"{lnd}.{key}"] = int(params[key])
     return out
 
 
-def _is_int(value: object) -> bool:
+def is_int(value: object) -> bool:
+    """Whether the settings readers take ``value`` for an integer (any digits, so a reader of
+    live state refuses what ``int()`` would not read, e.g. thousands of digits)."""
     text = str(value).strip()
     return text.lstrip("-").isdigit()
 

@@ -21,11 +21,10 @@ from lnetgen.live.normalize import (
     check_hop_priority,
     expand,
     integer,
-    looks_integer,
     route_net,
 )
 from lnetgen.live.state import UNDEFINED_HOP, NetTable, RouteTable
-from lnetgen.tunables import from_ni, from_yaml
+from lnetgen.tunables import from_ni, from_yaml, is_int
 from lnetgen.udsp import Rule
 
 
@@ -55,7 +54,7 @@ def _ints(values: Map, at: tuple[str | int, ...], line: int) -> Map:
     """``values`` (tunables), refused at the first value ``lnetgen.tunables`` would take for
     an integer that is not one (``int`` raised on 5,000 digits, or read fullwidth ones)."""
     for key, value in values.items():
-        if looks_integer(value):
+        if is_int(value):
             try:
                 integer(value, values.lines.get(key, line), key)
             except EntryError as exc:
@@ -98,10 +97,9 @@ def _norm_net(
         return ""
     try:
         net = nodes.canonical_net(ntype)
-    except ValueError as exc:  # NodeSyntaxError; int() of thousands of digits
+    except nodes.NodeSyntaxError as exc:
         where = json_path(("net", i, "net type"))
-        why = str(exc) if isinstance(exc, nodes.NodeSyntaxError) else "its number is too long"
-        raise EntryError(item.lines.get("net type", iline), why, path=where) from None
+        raise EntryError(item.lines.get("net type", iline), str(exc), path=where) from None
     ifaces = nets.setdefault(net, set())
     ifaces.update(_interfaces(item.get("interfaces"), item.lines.get("interfaces", iline)))
     nis = _items(
@@ -289,7 +287,7 @@ def norm_peers(value: Any, line: int) -> dict[str, frozenset[str]]:
         for nid in found:
             try:
                 canon.add(str(nodes.parse_nid(nid.strip())))
-            except ValueError:  # NodeSyntaxError; int() of thousands of digits
+            except nodes.NodeSyntaxError:
                 continue  # peers can list NIDs lnetgen does not model; they only help matching
         group = frozenset(canon)
         for nid in group:

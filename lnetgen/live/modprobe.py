@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from lnetgen import routestr
 from lnetgen.live.errors import EntryError
-from lnetgen.live.normalize import integer, looks_integer, route_health
+from lnetgen.live.normalize import integer, route_health
 from lnetgen.live.state import MODPROBE, NO_PEERS, HostState, NetTable, RouteKey, RouteTable
-from lnetgen.tunables import MODPROBE_SHOWN, from_module
+from lnetgen.tunables import MODPROBE_SHOWN, from_module, is_int
 
 #: The commands a modprobe file may hold (the first word of a line).
 MODPROBE_WORDS = frozenset(
@@ -100,7 +100,7 @@ def _param(word: str) -> tuple[str, str, int]:
 def _checked(name: str, value: str, logical: Logical, off: int) -> str:
     """``value``, refused (at its character) when ``lnetgen.tunables`` would read it as an
     integer and it is none (thousands of digits, fullwidth digits)."""
-    if looks_integer(value):
+    if is_int(value):
         try:
             integer(value, 0, name)
         except EntryError as exc:
@@ -150,13 +150,6 @@ def _syntax_error(params: _Params, name: str, exc: routestr.RouteSyntaxError) ->
     return EntryError(line, f"{name}=: {exc.message}", col)
 
 
-def _too_long(params: _Params, name: str) -> EntryError:
-    """A number of ``name=`` too long to read, located at the value."""
-    _value, logical, off = params[name]
-    line, col = logical.at(off)
-    return EntryError(line, f"{name}=: a number in it is too long", col)
-
-
 def _kernel_routes(params: _Params, nets: NetTable | None) -> RouteTable:
     """``routes=`` as the kernel takes it: a route it would ignore becomes a health note."""
     if not params.get("routes", ("",))[0].strip():
@@ -165,8 +158,6 @@ def _kernel_routes(params: _Params, nets: NetTable | None) -> RouteTable:
         ordered = routestr.parse_routes_ordered(params["routes"][0])
     except routestr.RouteSyntaxError as exc:
         raise _syntax_error(params, "routes", exc) from None
-    except ValueError:  # int() of a net number of thousands of digits
-        raise _too_long(params, "routes") from None
     table: dict[RouteKey, tuple[int, int]] = {}
     notes: list[str] = []
     local = set(nets.nets) if nets is not None else None
@@ -217,8 +208,6 @@ def parse_modprobe(text: str) -> HostState:
             parsed = routestr.parse_networks(params["networks"][0])
         except routestr.RouteSyntaxError as exc:
             raise _syntax_error(params, "networks", exc) from None
-        except ValueError:  # int() of a net number of thousands of digits
-            raise _too_long(params, "networks") from None
         nets = NetTable({n: tuple(sorted(i)) for n, i in parsed})
     elif "ip2nets" in params:
         health.append(

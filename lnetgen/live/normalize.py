@@ -37,19 +37,12 @@ def integer(value: Any, line: int, what: str) -> int:
     return int(text)
 
 
-def looks_integer(value: Any) -> bool:
-    """True when ``lnetgen.tunables`` takes ``value`` for an integer (any digits)."""
-    return str(value).strip().lstrip("-").isdigit()
-
-
 def canonical_nid(text: str, line: int, what: str) -> str:
     """The canonical form of the NID ``text`` (``10.0.0.1@o2ib0`` -> ``10.0.0.1@o2ib``)."""
     try:
         return _canonical(text.strip())
     except nodes.NodeSyntaxError as exc:
         raise EntryError(line, f"bad {what}: {exc}") from None
-    except ValueError:  # int() of a net number of thousands of digits
-        raise EntryError(line, f"bad {what}: its net number is too long") from None
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -68,8 +61,6 @@ def route_net(text: str, line: int) -> str:
         return _canonical_net(t)
     except nodes.NodeSyntaxError as exc:
         raise EntryError(line, f"bad route net: {exc}") from None
-    except ValueError:  # int() of a net number of thousands of digits
-        raise EntryError(line, "bad route net: its number is too long") from None
 
 
 @functools.lru_cache(maxsize=1 << 14)
