@@ -48,18 +48,26 @@ class FsProof:
     server_nid: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @functools.cached_property
+    def client_nets(self) -> list[tuple[str, ...]]:
+        """The nets of each server's client NIDs (in ``servers`` order), computed once for
+        every use; servers with the same nets share one tuple."""
+        seen: dict[tuple[str, ...], tuple[str, ...]] = {}
+        return [
+            seen.setdefault(nets, nets)
+            for nets in (tuple(net_of(n) for n in s.client_nids) for s, _ep in self.servers)
+        ]
+
+    @functools.cached_property
     def nid_kinds(self) -> list[tuple[str, ...]]:
         """The kinds of server a client picks a client NID of alike: the nets of their
         client NIDs, in order of first server."""
-        return list(
-            dict.fromkeys(tuple(net_of(n) for n in s.client_nids) for s, _ep in self.servers)
-        )
+        return list(dict.fromkeys(self.client_nets))
 
     @functools.cached_property
     def server_kinds(self) -> list[int]:
         """The index in ``nid_kinds`` of each server (in ``servers`` order)."""
         index = {k: i for i, k in enumerate(self.nid_kinds)}
-        return [index[tuple(net_of(n) for n in s.client_nids)] for s, _ep in self.servers]
+        return [index[nets] for nets in self.client_nets]
 
     def picks(self, client: str) -> tuple[int, ...]:
         """For each of ``nid_kinds``, the index of the client NID that ``client`` was proved to
@@ -78,22 +86,20 @@ def _folded(names: set[str]) -> str:
     return ", ".join(sorted(names))
 
 
-def _alike_servers(
-    servers: list[tuple[Server, Endpoint]],
-) -> list[list[tuple[Server, Endpoint]]]:
+#: Servers a client reaches alike (``_alike_servers``) and the nets of their client NIDs.
+_Alike = tuple[tuple[str, ...], list[tuple[Server, Endpoint]]]
+
+
+def _alike_servers(p: FsProof) -> list[_Alike]:
     """Servers a client reaches alike: the same nets for their client NIDs, the same NIs and
-    the same parsed route table (shared through the parse cache), in order of first member.
-    What a client-to-server proof reads of the server is only these."""
-    groups: dict[tuple[object, ...], list[tuple[Server, Endpoint]]] = {}
-    for s, sep in servers:
+    the same parsed route table (shared through the parse cache), in order of first member,
+    each group with those nets.  What a client-to-server proof reads of the server is only
+    these."""
+    groups: dict[tuple[object, ...], _Alike] = {}
+    for (s, sep), nets in zip(p.servers, p.client_nets, strict=True):
         routes = sep.state.routes
-        key = (
-            tuple(net_of(n) for n in s.client_nids),
-            sep.nets,
-            sep.role,
-            id(routes) if routes is not None else None,
-        )
-        groups.setdefault(key, []).append((s, sep))
+        key = (nets, sep.nets, sep.role, id(routes) if routes is not None else None)
+        groups.setdefault(key, (nets, []))[1].append((s, sep))
     return list(groups.values())
 
 
@@ -140,7 +146,6 @@ class PairChecker:
         self._routes_done: set[str] = set()
         self._symmetry_done: set[tuple[str, str, str, str]] = set()
         self._symmetric_ok: set[tuple[str, str, str, frozenset[str]]] = set()
-        self._nid_nets: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     # ---------------------------------------------------------------- bookkeeping
 
@@ -242,13 +247,6 @@ class PairChecker:
 
     # ---------------------------------------------------------------- symmetry
 
-    def _nets_of(self, nids: tuple[str, ...]) -> tuple[str, ...]:
-        """The net of each of ``nids`` (cached: servers' NIDs are asked once per client)."""
-        got = self._nid_nets.get(nids)
-        if got is None:
-            got = self._nid_nets[nids] = tuple(net_of(nid) for nid in nids)
-        return got
-
     def symmetric(self, a: Endpoint, ra: Reach, b: Endpoint) -> None:
         """``a`` reaches ``b``'s net through routers (``ra``): ``b`` must route back to ``a``'s
         gateway-side net through exactly those routers, and only those."""
@@ -307,13 +305,15 @@ class PairChecker:
         for ep in p.clients + [e for _s, e in p.servers]:
             if scoped(ep):
                 self.routes(ep)
-        alike = _alike_servers(p.servers)
+        alike = _alike_servers(p)
         # the servers in scope of each group, for a client out of scope
-        alike_scoped = [[(s, sep) for s, sep in members if scoped(sep)] for members in alike]
+        alike_scoped = [
+            (nets, [(s, sep) for s, sep in members if scoped(sep)]) for nets, members in alike
+        ]
         for c in counted(p.clients, tick):
-            for members in alike if scoped(c) else alike_scoped:
+            for nets, members in alike if scoped(c) else alike_scoped:
                 if members:
-                    self._client_to_servers(p, c, members)
+                    self._client_to_servers(p, c, nets, members)
         by_nets: dict[tuple[str, ...], list[tuple[Server, Endpoint]]] = {}
         for b_spec, b in p.servers:
             by_nets.setdefault(tuple(net_of(n) for n in b_spec.nids), []).append((b_spec, b))
@@ -357,26 +357,32 @@ class PairChecker:
                         self.symmetric(a, r, b)
 
     def _client_to_servers(
-        self, p: FsProof, c: Endpoint, members: list[tuple[Server, Endpoint]]
+        self,
+        p: FsProof,
+        c: Endpoint,
+        nets: tuple[str, ...],
+        members: list[tuple[Server, Endpoint]],
     ) -> None:
-        """``c`` against servers that are alike for it (``_alike_servers``): the first is
-        proved; when that holds without a finding, the others hold the same way (their NID at
-        the same index); otherwise each is proved on its own, so findings name each server."""
+        """``c`` against servers that are alike for it (``_alike_servers``), their client NIDs
+        on ``nets``: the first is proved; when that holds without a finding, the others hold
+        the same way (their NID at the same index); otherwise each is proved on its own, so
+        findings name each server."""
         s0, sep0 = members[0]
         before = self.out.calls
-        status = self._client_to_server(p, c, s0, sep0)
+        status = self._client_to_server(p, c, s0, sep0, nets)
         if status != "hold" or self.out.calls != before:
             for s, sep in members[1:]:
-                self._client_to_server(p, c, s, sep)
+                self._client_to_server(p, c, s, sep, nets)
             return
         # the others have the nets of s0's client NIDs: ``p.client_pick`` already holds them
         p.counts[KINDS[0]].add(status, len(members) - 1)
 
-    def _client_to_server(self, p: FsProof, c: Endpoint, s: Server, sep: Endpoint) -> str:
-        """Prove ``c`` -> ``s``: the status; the NID used goes to ``p.client_pick`` unless it
-        is the first."""
+    def _client_to_server(
+        self, p: FsProof, c: Endpoint, s: Server, sep: Endpoint, nets: tuple[str, ...]
+    ) -> str:
+        """Prove ``c`` -> ``s``, the nets of whose client NIDs are ``nets``: the status; the
+        NID used goes to ``p.client_pick`` unless it is the first."""
         reach = self.prover.reach
-        nets = self._nets_of(s.client_nids)
         results = [(nid, reach(c, net)) for nid, net in zip(s.client_nids, nets, strict=True)]
         if results and all(r.status in (DIRECT, HOLD) for _nid, r in results):
             # the common case of what follows: the first NID is used, nothing to report

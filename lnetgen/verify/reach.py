@@ -83,12 +83,6 @@ class Reach:
         """Router hosts of every route to the net, whatever its priority."""
         return frozenset(r.router for r in self.routes if r.router is not None)
 
-    def routers_via(self, local_net: str) -> frozenset[str]:
-        """Router hosts of the routes whose gateway is on ``local_net``."""
-        return frozenset(
-            r.router for r in self.routes if r.router is not None and net_of(r.gateway) == local_net
-        )
-
 
 class Way:
     """How a sender reaches one net it has routes to: ``reach`` (its routes in rank order,
@@ -145,7 +139,8 @@ class Prover:
         return way.via
 
     def routers_via(self, ep: Endpoint, r: Reach, local_net: str) -> frozenset[str]:
-        """``r.routers_via(local_net)`` for ``ep``'s reach ``r``, cached."""
+        """Router hosts of the routes of ``ep``'s reach ``r`` whose gateway is on
+        ``local_net`` (from ``gateway_routers``, cached)."""
         return self.gateway_routers(ep, r).get(local_net, frozenset())
 
     def _gateway_side(self, route: Route) -> tuple[RouteVerdict, str]:
