@@ -349,6 +349,37 @@ def test_workload_subflows_are_counted_before_they_are_laid_out(
         predict(site, plan, parse_inline("nodes=linear"))  # type: ignore[arg-type]
 
 
+def test_reads_too_large_are_refused_before_the_writes_are_solved(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """analyze predicts writes and reads; a workload whose reads make too many subflows is
+    refused before the writes are solved (regression: Blue Waters, 4 million ranks under
+    nearest-neighbor, was refused after 40 s of solving its writes).  On the demo's
+    round-robin plan 48 ranks make 48 write and 192 read subflows."""
+    import importlib
+
+    from lnetgen.analyze.analysis import analyze
+
+    problem_mod = importlib.import_module("lnetgen.throughput.problem")
+    predict_mod = importlib.import_module("lnetgen.throughput.predict")
+    site = load_site(str(SITES / "demo.yaml"))[0]
+    plan = solve(site, "round-robin")
+    monkeypatch.setattr(problem_mod, "MAX_SUBFLOWS", 100)
+    solved: list[str] = []
+    real = predict_mod.solved
+    monkeypatch.setattr(
+        predict_mod, "solved", lambda *a, **k: solved.append(a[2].op) or real(*a, **k)
+    )
+    with pytest.raises(InputError, match=r"192 \(rank, OST, router\) subflows under round-robin"):
+        analyze(site, plan, throughput=parse_inline("nodes=linear"))  # type: ignore[arg-type]
+    assert solved == []
+    monkeypatch.setattr(problem_mod, "MAX_SUBFLOWS", 192)
+    got = analyze(site, plan, throughput=parse_inline("nodes=linear"))  # type: ignore[arg-type]
+    assert solved == ["write", "read"]
+    assert [p.op for p in got.throughput] == ["write", "read"]
+    assert got.throughput[0].ranks == got.throughput[1].ranks == 48
+
+
 @pytest.mark.parametrize(
     ("arg", "words"),
     [

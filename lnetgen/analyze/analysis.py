@@ -6,7 +6,7 @@ given failure hurts, or the N-1 summary), gathered in an ``Analysis``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from lnetgen.analyze.fabric import FabricReport, fabric_report
@@ -23,7 +23,7 @@ from lnetgen.analyze.plain import plain
 from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.progress import NO_PROGRESS, Progress
-from lnetgen.throughput import DEFAULT, Prediction, WorkloadSpec, predict
+from lnetgen.throughput import DEFAULT, Prediction, WorkloadSpec, predict_ops
 from lnetgen.throughput.fabric import FabricRoutes
 from lnetgen.traffic.dragonfly import DragonflyReport, dragonfly_report
 from lnetgen.traffic.findings import Finding
@@ -110,18 +110,15 @@ def analyze(
     tick()
     predicted: tuple[Prediction, ...] = ()
     if throughput is not None:
-        predicted = tuple(
-            predict(
-                site,
-                plan,
-                replace(throughput, op=op),
-                fail=failed,
-                index=ix,
-                arbitration=arbitration,
-                fabric_routes=fabric_routes,
-                storage_routes=storage_routes,
-            )
-            for op in ("write", "read")
+        predicted = predict_ops(
+            site,
+            plan,
+            throughput,
+            fail=failed,
+            index=ix,
+            arbitration=arbitration,
+            fabric_routes=fabric_routes,
+            storage_routes=storage_routes,
         )
     tick()
     return Analysis(

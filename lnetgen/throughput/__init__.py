@@ -8,7 +8,13 @@ Modules, lowest first: ``fill``, ``share``, ``workload``, ``classes``, ``problem
 ``sources``, ``predict``, ``moved``.
 """
 
-from lnetgen.throughput.predict import Bottleneck, Prediction, paths_per_link, predict
+from lnetgen.throughput.predict import (
+    Bottleneck,
+    Prediction,
+    paths_per_link,
+    predict,
+    predict_ops,
+)
 from lnetgen.throughput.workload import (
     DEFAULT,
     Ranks,
@@ -29,4 +35,5 @@ __all__ = [
     "parse_inline",
     "paths_per_link",
     "predict",
+    "predict_ops",
 ]

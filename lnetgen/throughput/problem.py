@@ -30,7 +30,7 @@ from lnetgen.throughput.links import (
 from lnetgen.throughput.share import Problem, Torus, stack_rows
 from lnetgen.throughput.workload import MAX_SUBFLOWS, Ranks
 from lnetgen.traffic import IntArray, PlanIndex
-from lnetgen.traffic.routes import failed_mask, resolve_failures, shares
+from lnetgen.traffic.routes import Shares, failed_mask, resolve_failures, shares
 from lnetgen.traffic.rows import evaluate
 from lnetgen.traffic.settings import BoolArray, FloatArray
 
@@ -173,6 +173,77 @@ def _pop(k: _Kind, part: int, width: int) -> sp.csc_matrix:
     return sp.csc_matrix((len(k.labels), width)) if block is None else block
 
 
+@dataclass(frozen=True)
+class _Pairs:
+    """The (rank, OST) pairs of one direction, each with the key of the route that carries it
+    (``shares`` rows ``first[key]:first[key + 1]``, ``per_pair`` of them) and whether it has
+    one (``usable``).  Without an OST rate, one pair per (rank, server), ``ost`` -1."""
+
+    rank: IntArray
+    server: IntArray
+    ost: IntArray
+    weight: FloatArray
+    keys: IntArray
+    usable: BoolArray
+    shares: Shares
+    per_pair: IntArray
+
+    def subflows(self, classes: Classes | None = None) -> int:
+        """The (rank, OST, router) subflows these pairs make (``classes``: the ranks are
+        these classes, each counted by its ranks)."""
+        per = self.per_pair if classes is None else self.per_pair * classes.count[self.rank]
+        return int(per.sum())
+
+
+def _pairs(site: Site, ix: PlanIndex, ranks: Ranks, op: str, mask: BoolArray) -> _Pairs:
+    """The pairs of ``ranks`` as ``op`` sends them, with failed routers ``mask``."""
+    S = len(ix.servers)
+    nnet, ncnet = len(ix.nets), len(ix.client_nets)
+    client, server = ix.sides()
+    p_rank, p_ost, p_w = ranks.pair_rank, ranks.pair_ost, ranks.pair_w
+    if site.rates.ost is None:  # OSTs limit nothing: one pair per (rank, server) is enough
+        key = p_rank * S + ranks.ost_server[p_ost]
+        ukey, inv = np.unique(key, return_inverse=True)
+        p_w = np.bincount(inv, weights=p_w, minlength=len(ukey)).astype(np.float64)
+        p_rank, p_srv, p_ost = ukey // S, ukey % S, np.full(len(ukey), -1, dtype=np.int64)
+    else:
+        p_srv = ranks.ost_server[p_ost]
+    p_node = ranks.node[p_rank]
+    # each pair's route: the routers that carry it
+    if op == "write":
+        sh = shares(client, evaluate(client.rows, client.nkeys, mask))
+        cls = ix.client_class[p_node]
+        keys = np.maximum(cls, 0) * nnet + ix.server_net[p_srv]
+        usable = cls >= 0
+    else:
+        sh = shares(server, evaluate(server.rows, server.nkeys, mask))
+        grp = ix.server_group[p_srv]
+        kn = ix.client_cnet[p_node]
+        keys = np.maximum(grp, 0) * ncnet + np.maximum(kn, 0)
+        usable = (grp >= 0) & (kn >= 0)
+    per_pair = sh.first[keys + 1] - sh.first[keys]
+    return _Pairs(p_rank, p_srv, p_ost, p_w, keys, usable, sh, per_pair)
+
+
+def _refuse(ix: PlanIndex, ranks: Ranks, nsub: int) -> None:
+    """``InputError`` when ``nsub`` subflows are more than lnetgen models."""
+    if nsub > MAX_SUBFLOWS:  # counted before they are laid out
+        raise ranks.spec.error(
+            "ranks",
+            f"{nsub:,} (rank, OST, router) subflows under {ix.plan.strategy}: lnetgen models "
+            f"at most {MAX_SUBFLOWS:,}",
+        )
+
+
+def check_size(ix: PlanIndex, ranks: Ranks, ops: Sequence[str], fail: Sequence[str]) -> None:
+    """Refuse ``ranks`` (``InputError``) if any of ``ops`` would make more subflows than
+    lnetgen models, before anything of that size is built: a command predicting writes and
+    reads says so at once, not after solving the writes."""
+    mask = failed_mask(ix, resolve_failures(ix.plan, fail) if fail else ())
+    for op in ops:
+        _refuse(ix, ranks, _pairs(ix.site, ix, ranks, op, mask).subflows())
+
+
 def build(
     site: Site,
     ix: PlanIndex,
@@ -191,39 +262,11 @@ def build(
     rates = site.rates
     op = ranks.spec.op
     mask = failed_mask(ix, resolve_failures(ix.plan, fail) if fail else ())
-    S = len(ix.servers)
-    nnet, ncnet = len(ix.nets), len(ix.client_nets)
-    client, server = ix.sides()
     n = len(ranks.node)
-    p_rank, p_ost, p_w = ranks.pair_rank, ranks.pair_ost, ranks.pair_w
-    if rates.ost is None:  # OSTs limit nothing: one pair per (rank, server) is enough
-        key = p_rank * S + ranks.ost_server[p_ost]
-        ukey, inv = np.unique(key, return_inverse=True)
-        p_w = np.bincount(inv, weights=p_w, minlength=len(ukey)).astype(np.float64)
-        p_rank, p_srv, p_ost = ukey // S, ukey % S, np.full(len(ukey), -1, dtype=np.int64)
-    else:
-        p_srv = ranks.ost_server[p_ost]
-    p_node = ranks.node[p_rank]
-    # expand the pairs over the routers that carry them
-    if op == "write":
-        sh = shares(client, evaluate(client.rows, client.nkeys, mask))
-        cls = ix.client_class[p_node]
-        keys = np.maximum(cls, 0) * nnet + ix.server_net[p_srv]
-        usable = cls >= 0
-    else:
-        sh = shares(server, evaluate(server.rows, server.nkeys, mask))
-        grp = ix.server_group[p_srv]
-        kn = ix.client_cnet[p_node]
-        keys = np.maximum(grp, 0) * ncnet + np.maximum(kn, 0)
-        usable = (grp >= 0) & (kn >= 0)
-    per_pair = sh.first[keys + 1] - sh.first[keys]
-    nsub = int((per_pair if classes is None else per_pair * classes.count[p_rank]).sum())
-    if nsub > MAX_SUBFLOWS:  # counted before they are laid out
-        raise ranks.spec.error(
-            "ranks",
-            f"{nsub:,} (rank, OST, router) subflows under {ix.plan.strategy}: lnetgen models "
-            f"at most {MAX_SUBFLOWS:,}",
-        )
+    pf = _pairs(site, ix, ranks, op, mask)
+    p_rank, p_srv, p_ost, p_w = pf.rank, pf.server, pf.ost, pf.weight
+    keys, usable, sh, per_pair = pf.keys, pf.usable, pf.shares, pf.per_pair
+    _refuse(ix, ranks, pf.subflows(classes))
     whole = (fabric_routes is not None and site.torus is None) or storage_routes is not None
     whole |= site.dragonfly is not None and site.clients.switch is not None
     starts = _slices(p_rank, per_pair, n, whole)
