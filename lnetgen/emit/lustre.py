@@ -11,6 +11,15 @@ The client mount spec lists only storage-net NIDs.  A Multi-Rail server's rails 
 same node, listed after its first port (``a,b`` is one node, ``:`` separates failover nodes),
 so a client or server still finds it when the first port is down.  Devices are named
 ``/dev/mapper/<target>`` (a multipath alias per target); replace them with the real devices.
+
+A shared MGS (``filesystems[].mgs`` naming a server of another file system) has one MGS target
+(MGT) holding the configuration logs of every file system that uses it, so it is formatted
+once: ``mkfs.lustre --mgs`` appears in the section of one file system only -- the MGS server's
+own file system when that one uses it, else the first (inventory order) that does -- and a
+second ``mkfs.lustre --mgs`` on that device would wipe the logs the first one wrote.  Every
+other file system lists the MGS and its failover partner among its servers (its targets
+register with them and its clients mount from them, so ``verify`` proves both are reached),
+with no target of theirs, and its targets name both in ``--mgsnode``.
 """
 
 from __future__ import annotations
@@ -46,6 +55,8 @@ class ServerDeploy:
     client_nids: tuple[str, ...]  # its storage-net NIDs
     failover: str | None
     targets: tuple[Target, ...]
+    #: the file system the server belongs to (README only; not in the manifest)
+    fs: str = ""
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -66,6 +77,9 @@ class FsDeploy:
     mgs_nids: tuple[str, ...]  # client-reachable, primary first, then its failover partner
     mount: str
     servers: tuple[ServerDeploy, ...]
+    #: the file system whose section formats the (shared) MGS target; this one's own name when
+    #: it does (README only; not in the manifest)
+    mgt_in: str = ""
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -82,27 +96,30 @@ def target_name(fs: str, kind: str, index: int) -> str:
 
 
 def filesystems(site: Site, plan: Plan) -> list[FsDeploy]:
-    """Every file system that has servers, in inventory order."""
+    """Every file system that has servers, in inventory order.  Its servers: its own, then the
+    MGS and the MGS's failover partner when they serve another file system (a shared MGS,
+    whose target only the file system of :func:`mgt_owners` formats)."""
     planned = {s.name: s for s in plan.servers}
+    owners = mgt_owners(site)
     out = []
     for f in site.filesystems:
         members = [s for s in site.servers if s.fs == f.name]
         if not members or not f.mgs:
             continue
         mgs = site.server(f.mgs)
-        mgs_all = _nodes(planned, [mgs.name, mgs.failover])
-        mgs_nodes = [planned[n].client_nids for n in (mgs.name, mgs.failover) if n]
-        mgs_client = tuple(nid for ns in mgs_nodes for nid in ns)
+        mgs_pair = [mgs, *([site.server(mgs.failover)] if mgs.failover else [])]
+        mgs_all = _nodes(planned, [s.name for s in mgs_pair])
+        mgs_client = tuple(nid for s in mgs_pair for nid in planned[s.name].client_nids)
         mgsnode = " ".join(f"--mgsnode={','.join(nids)}" for nids in mgs_all)
         servers = []
-        hosts = members if mgs in members else [mgs, *members]
+        hosts = members + [s for s in mgs_pair if s not in members]
         for s in sorted(hosts, key=lambda s: (s is not mgs, s.role != "mds", s.name)):
             p = planned[s.name]
             service = " ".join(
                 f"--servicenode={','.join(nids)}" for nids in _nodes(planned, [s.name, s.failover])
             )
             targets = []
-            if s is mgs:
+            if s is mgs and owners[mgs.name] == f.name:
                 targets.append(Target(MGT, 0, "mgt", _mkfs("--mgs", service, MGT)))
             if s.fs == f.name:
                 targets += _targets(f.name, s, mgsnode, service)
@@ -115,10 +132,27 @@ def filesystems(site: Site, plan: Plan) -> list[FsDeploy]:
                     p.client_nids,
                     s.failover or None,
                     tuple(targets),
+                    s.fs,
                 )
             )
-        mount = ":".join(",".join(ns) for ns in mgs_nodes) + f":/{f.name}"
-        out.append(FsDeploy(f.name, mgs.name, mgs_client, mount, tuple(servers)))
+        mount = ":".join(",".join(planned[s.name].client_nids) for s in mgs_pair) + f":/{f.name}"
+        out.append(FsDeploy(f.name, mgs.name, mgs_client, mount, tuple(servers), owners[mgs.name]))
+    return out
+
+
+def mgt_owners(site: Site) -> dict[str, str]:
+    """MGS server -> the one file system whose section formats its MGS target: the server's own
+    file system when that one uses it as MGS, else the first file system (inventory order)
+    that does.  Formatting it once per file system would wipe the configuration logs of the
+    others (``mkfs.lustre --mgs`` makes a new, empty MGT)."""
+    users: dict[str, list[str]] = {}
+    for f in site.filesystems:
+        if f.mgs and any(s.fs == f.name for s in site.servers):
+            users.setdefault(f.mgs, []).append(f.name)
+    out = {}
+    for mgs, fss in users.items():
+        own = site.server(mgs).fs
+        out[mgs] = own if own in fss else fss[0]
     return out
 
 

@@ -8,6 +8,7 @@ and is listed in ``manifest.json``.
 
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -42,7 +43,7 @@ def readme(
         "",
     ]
     out += _server_net(server_nets)
-    out += _loading(lustre, any(f.format == "modprobe" for f in files))
+    out += _loading(lustre, any(f.format == "modprobe" for f in files), _need_lnetctl(plan))
     out += _hosts(plan, files)
     out += _order(bool(fss), bool(server_nets))
     for f in fss:
@@ -51,8 +52,39 @@ def readme(
     return OutFile(PATH, text, FORMAT, "", "site")
 
 
-def _loading(lustre: Targets, modprobe: bool) -> list[str]:
-    """How LNet takes the files on the target release, and how a change is made live."""
+def _need_lnetctl(plan: Plan) -> dict[str, str]:
+    """Role -> what its hosts lose when LNet comes up from a modprobe file without
+    ``routes=``/``forwarding=`` (the module of 2.19.53 and later parses neither): a client
+    or server with routes its routes, every router its forwarding.  A role absent here (no
+    hosts, or no routes in the plan: clients on a storage net) loses nothing."""
+    out = {}
+    if any(cc.routes for cc in plan.client_classes):
+        out["client"] = "a client has no routes and cannot mount"
+    if plan.routers:
+        out["router"] = "a router does not forward"
+    if any(sr.routes for sr in plan.server_routes):
+        out["server"] = "a server has no routes to its clients"
+    return out
+
+
+def _para(text: str) -> list[str]:
+    return textwrap.wrap(text, 88, initial_indent="  ", subsequent_indent="  ")
+
+
+def _names(roles: Sequence[str]) -> str:
+    names = [r + "s" for r in roles]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _loading(lustre: Targets, modprobe: bool, need: dict[str, str]) -> list[str]:
+    """How LNet takes the files on the target release, and how a change is made live.
+
+    Which hosts a modprobe file alone configures is said for exactly those hosts: a role on
+    2.19.53 or later whose hosts need routes (or, routers, forwarding) gets no routes from its
+    modprobe file (the module no longer parses them), so it must load its lnetctl file
+    (lnet.service, or ``lnetctl import``) before it mounts; the other roles may bring LNet up
+    from the modprobe file alone.  With the release unknown the sentence says which releases
+    it holds for."""
     out = [
         "LOADING",
         f"  Lustre release: {lustre.describe()}.",
@@ -62,18 +94,38 @@ def _loading(lustre: Targets, modprobe: bool) -> list[str]:
         "  forwarding= module options, so on such a host /etc/lnet.conf is the whole LNet",
         "  configuration and a modprobe file only sets the tunables read at module load.",
     ]
-    modern = [r + "s" for r in ROLES if not lustre.kernel_routes(r)]
+    modern = [r for r in ROLES if not lustre.kernel_routes(r)]
+    concerned = [r for r in modern if r in need]
     if modern:
-        out += [
-            f"  {' and '.join(modern)}: Lustre {show(KERNEL_ROUTES_REMOVED)} and later no longer",
-            "  parse routes= or forwarding=, so their routes and routing come from lnetctl/ only",
-            "  (their modprobe files, if written, carry networks= and tunables).",
-        ]
-    if modprobe and len(modern) < len(ROLES):
-        out += [
-            "  Hosts that bring LNet up without lnet.service (a Lustre mount, lctl network up)",
-            "  are configured by their modprobe file alone: install one format per host.",
-        ]
+        out += _para(
+            f"{_names(modern).capitalize()} run Lustre {show(KERNEL_ROUTES_REMOVED)} or later, "
+            "which no longer parses routes= or forwarding=: their routes and routing come from "
+            "lnetctl/ only (their modprobe files, if written, carry networks= and tunables)."
+        )
+    if concerned:
+        out += _para(
+            f"{_names(concerned).capitalize()} must therefore bring LNet up with lnet.service "
+            "(or 'modprobe lnet; lnetctl lnet configure; lnetctl import /etc/lnet.conf') before "
+            "any Lustre mount: with LNet brought up from the modprobe file alone (by a mount or "
+            "'lctl network up'), " + "; ".join(need[r] for r in concerned) + "."
+        )
+    alone = [r for r in ROLES if r not in concerned]
+    if modprobe and alone:
+        if not lustre.known:
+            out += _para(
+                "Hosts on Lustre before "
+                f"{show(KERNEL_ROUTES_REMOVED)} that bring LNet up without lnet.service (a "
+                "Lustre mount, lctl network up) are configured by their modprobe file alone: "
+                "install one format per host.  From "
+                f"{show(KERNEL_ROUTES_REMOVED)} on the module ignores routes= and forwarding=, "
+                "so such a host needs its lnetctl/ file loaded (lnet.service) before it mounts."
+            )
+        else:
+            who = "Hosts" if len(alone) == len(ROLES) else _names(alone).capitalize()
+            out += _para(
+                f"{who} that bring LNet up without lnet.service (a Lustre mount, lctl network "
+                "up) are configured by their modprobe file alone: install one format per host."
+            )
     out += [
         "  Routes, nets and tunables change live: 'lnetctl import FILE' adds what FILE",
         "  holds, 'lnetctl import --del FILE' removes it.  Add new routes before removing",
@@ -176,9 +228,15 @@ def _order(has_fs: bool, has_server_net: bool) -> list[str]:
 
 
 def _filesystem(f: FsDeploy) -> list[str]:
+    """One file system's mount command and, per server, what to format on it.  A shared MGS
+    (one that ``f`` uses but another file system's section formats) is named with where its
+    target is formatted, and nothing is formatted for it here: a second ``mkfs.lustre --mgs``
+    on its device would wipe the configuration logs of the file systems already on it."""
+    shared = f.mgt_in not in ("", f.name)
+    mgs = f"{f.mgs} (shared with {f.mgt_in}, whose section formats it)" if shared else f.mgs
     out = [
         f"3. FILE SYSTEM {f.name}",
-        f"  MGS: {f.mgs}; clients mount from {', '.join(f.mgs_nids)}:",
+        f"  MGS: {mgs}; clients mount from {', '.join(f.mgs_nids)}:",
         f"    mount -t lustre {f.mount} /mnt/{f.name}",
         "  Format (first installation only; devices are /dev/mapper/<target>, replace them):",
     ]
@@ -186,6 +244,16 @@ def _filesystem(f: FsDeploy) -> list[str]:
         role = s.role.upper() + (" + MGS" if s.mgs else "")
         partner = f", failover partner {s.failover}" if s.failover else ""
         out.append(f"    on {s.name} ({role}, NIDs {', '.join(s.nids)}{partner}):")
-        out += [f"      {t.mkfs}" for t in s.targets] or ["      (no target of its own)"]
+        if s.targets:
+            out += [f"      {t.mkfs}" for t in s.targets]
+        elif s.mgs and shared:
+            out += [
+                f"      nothing for {f.name}: the shared MGS target is formatted once, under FILE",
+                f"      SYSTEM {f.mgt_in} (a second mkfs.lustre --mgs would wipe its logs)",
+            ]
+        elif s.fs and s.fs != f.name:
+            out.append(f"      nothing for {f.name} (a server of {s.fs}; MGS failover partner)")
+        else:
+            out.append("      (no target of its own)")
     out.append("")
     return out

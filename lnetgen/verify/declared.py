@@ -1,7 +1,9 @@
 """What a file system declares, checked against the host files: every server has a file and an
 NI on each net of its NIDs, failover partners and the MGS are servers of the file system, the
-mount spec names the MGS NIDs, and every NID handed to clients (mount, ``--mgsnode``,
-``--servicenode``) is one of the serving host's client NIDs."""
+mount spec names the MGS NIDs, every NID handed to clients (mount, ``--mgsnode``,
+``--servicenode``) is one of the serving host's client NIDs, and each MGS is formatted exactly
+once in the whole manifest (a shared MGS too: a second ``mkfs.lustre --mgs`` would wipe the
+configuration logs of the file systems the first one holds)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from lnetgen.verify.reach import net_of
 from lnetgen.verify.world import Endpoint, World
 
 _MKFS_NIDS = re.compile(r"--(mgsnode|servicenode|failnode)[= ]\"?([^\s\"]+)")
+_MKFS_MGS = re.compile(r"(?:^|\s)--mgs(?=\s|$)")
 
 
 def _pieces(text: str) -> list[str]:
@@ -192,3 +195,40 @@ class DeclaredChecker:
                         where,
                         f"{fs.name}: {t.name} --{opt}={m.group(2)}: {why}",
                     )
+
+    def mgs_formatted_once(self) -> None:
+        """Every MGS has exactly one ``mkfs.lustre --mgs`` line in the whole manifest: none
+        leaves its file systems with no configuration logs to register with, a second one --
+        a shared MGS formatted again for the next file system -- makes a new, empty MGT over
+        the logs of the file systems already on it.  Runs once, not per file system."""
+        formats: dict[str, list[tuple[FileSystem, int, str]]] = {}
+        for fs in self.manifest.filesystems.values():
+            for i, s in enumerate(fs.servers):
+                for t in s.targets:
+                    if _MKFS_MGS.search(t.mkfs):
+                        formats.setdefault(s.name, []).append((fs, i, t.name))
+        for name, found in formats.items():
+            # the format kept is the one under the MGS server's own file system (where it has
+            # targets besides the MGS), the others are the extra ones
+            found.sort(key=lambda f: len(f[0].servers[f[1]].targets) < 2)
+            first = found[0][0].name
+            for fs, i, target in found[1:]:
+                self._report(
+                    "V-MGS",
+                    fs,
+                    self._at(fs, f'"name": "{target}"'),
+                    f".servers[{i}].targets",
+                    f"{fs.name}: target {target} of {name} formats its MGS again (mkfs.lustre "
+                    f"--mgs, also under {first}): a second format wipes the configuration logs "
+                    "the first holds; format a shared MGS once",
+                )
+        for fs in self.manifest.filesystems.values():
+            if fs.mgs not in formats and fs.mgs in {s.name for s in fs.servers}:
+                self._report(
+                    "V-MGS",
+                    fs,
+                    self._at(fs, '"mgs"'),
+                    ".mgs",
+                    f"{fs.name}: no target formats the MGS {fs.mgs} (no mkfs.lustre --mgs for "
+                    "it under any file system)",
+                )

@@ -40,7 +40,11 @@ CODES: dict[str, tuple[Severity, str]] = {
     ),
     "V-MOUNT-UNREACHABLE": ("error", "a mount (MGS) NID is not reachable from a client"),
     "V-MOUNT-SPEC": ("error", "the mount spec does not name the MGS NIDs and the file system"),
-    "V-MGS": ("error", "the MGS or an --mgsnode NID is not what the file system declares"),
+    "V-MGS": (
+        "error",
+        "the MGS or an --mgsnode NID is not what the file system declares, or the MGS is "
+        "formatted (mkfs.lustre --mgs) twice or not at all",
+    ),
     "V-NID-NOT-CLIENT": (
         "error",
         "a NID handed to clients (mount, --mgsnode, --servicenode) is not one of the "

@@ -65,6 +65,7 @@ def _proofs(
     for ep in sorted(world.endpoints.values(), key=lambda e: e.name):
         if ep.role == "router" and world.in_scope(ep):
             pairs.routes(ep)
+    declared.mgs_formatted_once()
     pairs.flush()
     return proofs
 
