@@ -94,9 +94,14 @@ def test_router_storage_ip_change_reports_exactly_the_affected_hosts(
         for s, routes in plan.routes_for_server().items()
         if any(rt.gateway.startswith("10.10.0.5@") for rt in routes)
     )
-    assert hosts_of(doc) == nodes.fold(affected) == "oss[01-06]"
-    assert [g["hosts"] for g in doc["groups"]] == ["oss[01-03]", "oss[04-06]"]  # folded
-    g = doc["groups"][0]
+    # the moved router itself (its NID, recorded in the tree's manifest) and its servers
+    assert hosts_of(doc) == nodes.fold([*affected, "rtr05"]) == "oss[01-06],rtr05"
+    assert [g["hosts"] for g in doc["groups"]] == ["rtr05", "oss[01-03]", "oss[04-06]"]
+    assert doc["groups"][0]["nids"] == [
+        {"net": n, "live": [f"10.10.0.5@{n}"], "inventory": f"10.10.0.99@{n}"}
+        for n in ("o2ib100", "o2ib101")
+    ]
+    g = doc["groups"][1]
     assert g["add_routes"] == [
         {"net": "gni", "gateway": "10.10.0.99@o2ib100", "hop": 1, "priority": 1}
     ]
@@ -105,8 +110,8 @@ def test_router_storage_ip_change_reports_exactly_the_affected_hosts(
     ]
     assert doc["summary"] == {
         "compared": 130,
-        "equal": 124,
-        "differ": 6,
+        "equal": 123,
+        "differ": 7,
         "missing": 0,
         "unknown": 0,
         "unreadable": 0,
@@ -120,7 +125,8 @@ def test_router_client_nid_change_folds_all_clients(demo_tree: Path, tmp_path: P
     assert "nid[00001-00096] (client, 96 hosts)" in r.output
     assert "+ route o2ib101 via 299@gni hop 1 priority 0" in r.output
     assert "- route o2ib101 via 205@gni hop 1 priority 0" in r.output
-    assert "124 equal" not in r.output and "34 equal, 96 differ" in r.output
+    assert "rtr05 (router, 1 host)\n  ! nid on gni: live 205@gni, inventory 299@gni" in r.output
+    assert "124 equal" not in r.output and "33 equal, 97 differ" in r.output
 
 
 def test_json_and_plan_changes(demo_tree: Path, tmp_path: Path) -> None:
@@ -129,11 +135,13 @@ def test_json_and_plan_changes(demo_tree: Path, tmp_path: Path) -> None:
     doc = json.loads(r.stdout)
     steps = [(s["step"], s["title"], s["hosts"]) for s in doc["steps"]]
     assert steps == [
-        (1, "add routes on servers (return paths before clients use them)", "oss[01-03]"),
-        (1, "add routes on servers (return paths before clients use them)", "oss[04-06]"),
-        (2, "remove old routes on servers", "oss[01-03]"),
-        (2, "remove old routes on servers", "oss[04-06]"),
+        (1, "fix interface addresses (outside LNet)", "rtr05"),
+        (2, "add routes on servers (return paths before clients use them)", "oss[01-03]"),
+        (2, "add routes on servers (return paths before clients use them)", "oss[04-06]"),
+        (3, "remove old routes on servers", "oss[01-03]"),
+        (3, "remove old routes on servers", "oss[04-06]"),
     ]
+    assert [s["live"] for s in doc["steps"]] == [False, True, True, True, True]
 
 
 @pytest.mark.parametrize(
@@ -347,7 +355,7 @@ def test_bluewaters_one_router_moved(tmp_path: Path) -> None:
         for s, routes in gen.plan.routes_for_server().items()
         if any(rt.gateway.startswith(old_ip + "@") for rt in routes)
     )
-    assert affected and hosts_of(doc) == nodes.fold(affected)
+    assert affected and hosts_of(doc) == nodes.fold([*affected, router.name])
     assert doc["summary"]["missing"] == 0 and doc["summary"]["unknown"] == 0
     assert doc["summary"]["compared"] == 25712 + len(gen.plan.routers) + len(gen.plan.servers)
 

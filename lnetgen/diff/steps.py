@@ -57,6 +57,29 @@ HOST_NID_OUTAGE = (
 )
 
 
+#: A tunable that takes effect only when LNet is loaded again (per-NI credits such as
+#: ``o2ib.peer_credits``, the LND module options, ``check_routers_before_use``, a setting to
+#: remove) is no live change either, like a NID change: LNet must be unloaded and loaded again
+#: with the new files on that host.  A router is drained first so that its peers stop choosing
+#: it; a server's targets are out while it reloads (unless failed over to the partner); a
+#: client's mounts must go.  Steps that only run ``lnetctl set`` or write a run-time module
+#: parameter stay live.
+SERVER_RELOAD_OUTAGE = (
+    "outage of the server's targets: the new values take effect only when LNet is unloaded and "
+    "loaded again with the new files -- unmount the targets (or fail them over to the "
+    "partner) first"
+)
+ROUTER_RELOAD_OUTAGE = (
+    "router outage: the new values take effect only when LNet is unloaded and loaded again with "
+    "the new files -- drain it first (`lnetctl set routing 0`, until its peers stop choosing it)"
+)
+CLIENT_RELOAD_OUTAGE = (
+    "host outage: the new values take effect only when LNet is unloaded and loaded again with "
+    "the new files -- unmount Lustre on these clients first"
+)
+_RELOAD_OUTAGE = {SERVER: SERVER_RELOAD_OUTAGE, ROUTER: ROUTER_RELOAD_OUTAGE}
+
+
 #: The comment a command with a character that does not print becomes (its text escaped).
 REFUSED = "# refused: a value of the live dump here holds characters that do not print: "
 
@@ -186,27 +209,58 @@ _LNETCTL_SET = {
 _SYSFS = ("alive_router_check_interval", "router_ping_timeout")
 
 
+_FIRST = {"transaction_timeout": 0, "retry_count": 1}
+
+
+def _in_order(d: HostDiff) -> list[tuple[str, int | None, int | None]]:
+    """The changed tunables, transaction_timeout and retry_count first, then by name."""
+    return sorted(d.tunables, key=lambda t: (_FIRST.get(t[0], 2), t[0]))
+
+
+def _reload_tunables(d: HostDiff) -> list[str]:
+    """The changed tunables that take effect only when LNet is loaded again with the new
+    files: per-NI credits, check_routers_before_use, and settings to remove."""
+    return [
+        f"{name} (remove)" if want is None else name
+        for name, _have, want in _in_order(d)
+        if want is None or (name not in _LNETCTL_SET and name not in _SYSFS)
+    ]
+
+
 def _tunable_sets(d: HostDiff) -> list[str]:
     """Set the changed tunables: lnetctl where it can, sysfs for the writable module
-    parameters; the rest (per-NI credits, check_routers_before_use) only take effect when LNet
-    is loaded again with the new files."""
+    parameters; the rest (``_reload_tunables``) only take effect when LNet is loaded again
+    with the new files, and their step is an outage (``reload_outage``)."""
     out = []
-    later = []
-    order = {"transaction_timeout": 0, "retry_count": 1}
-    for name, _have, want in sorted(d.tunables, key=lambda t: (order.get(t[0], 2), t[0])):
+    for name, _have, want in _in_order(d):
         if want is None:
-            later.append(f"{name} (remove)")
-        elif name in _LNETCTL_SET:
+            continue
+        if name in _LNETCTL_SET:
             out.append(f"lnetctl set {_LNETCTL_SET[name]} {want}")
         elif name in _SYSFS:
             out.append(f"echo {want} > /sys/module/lnet/parameters/{name}")
-        else:
-            later.append(name)
+    later = _reload_tunables(d)
     if later:
         out.append(
             f"# {', '.join(later)}: take effect when LNet is loaded again with the new files"
         )
     return out
+
+
+def _nid_outage(groups: list[Group]) -> str:
+    """A NID change is never live (``SERVER_NID_OUTAGE``, ``HOST_NID_OUTAGE``)."""
+    return SERVER_NID_OUTAGE if any(g.diff.role == SERVER for g in groups) else HOST_NID_OUTAGE
+
+
+def reload_outage(groups: list[Group]) -> str:
+    """What a tunables step interrupts when a tunable of its hosts takes effect only when LNet
+    is loaded again (one text per role among them, servers first); empty when it runs live."""
+    roles = {g.diff.role for g in groups if _reload_tunables(g.diff)}
+    return "; ".join(
+        _RELOAD_OUTAGE.get(role, CLIENT_RELOAD_OUTAGE)
+        for role in (SERVER, ROUTER, CLIENT)
+        if role in roles
+    )
 
 
 #: (title, commands) in the order they run.
@@ -246,6 +300,11 @@ _PHASES: tuple[tuple[str, _Commands], ...] = (
     # last: drop_asym_route only once the routes on both sides are symmetric
     ("set LNet tunables", _tunable_sets),
 )
+#: What a phase's step interrupts, by its commands (the other phases run live).
+_OUTAGES: dict[_Commands, Callable[[list[Group]], str]] = {
+    _nid_notes: _nid_outage,
+    _tunable_sets: reload_outage,
+}
 
 
 def plan_changes(result: DiffResult) -> list[Step]:
@@ -272,10 +331,7 @@ def plan_changes(result: DiffResult) -> list[Step]:
                 else nodes.fold(n for g in gs for n in nodes.expand(g.hosts))
             )
             role = min(role_rank(g.diff.role) for g in gs)
-            outage = ""
-            if make is _nid_notes:
-                servers = any(g.diff.role == SERVER for g in gs)
-                outage = SERVER_NID_OUTAGE if servers else HOST_NID_OUTAGE
+            outage = _OUTAGES[make](gs) if make in _OUTAGES else ""
             step = Step(number, title, hosts, sum(g.count for g in gs), cmds, outage)
             items.append((role, natural(hosts), step))
         steps.extend(s for _r, _n, s in sorted(items, key=lambda t: (t[0], t[1])))

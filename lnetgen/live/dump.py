@@ -126,10 +126,18 @@ def read_dump(
     or size.  With ``root``, a symbolic link leading outside that directory is refused
     (``E-LIVE-LINK``) instead of followed.
     """
+    return read_dump_bytes(path, host=host, cache=cache, root=root)[0]
+
+
+def read_dump_bytes(
+    path: str, *, host: str = "", cache: ParseCache | None = None, root: str = ""
+) -> tuple[HostState, bytes]:
+    """``read_dump``, with the bytes read (a generated tree checks them against the sha256 its
+    manifest records)."""
     try:
         data = read_bytes(path, root)
     except OSError as exc:
         raise LiveParseError(
             diag(path, 0, 0, f"cannot read: {exc.strerror or exc}", "E-LIVE-READ", host)
         ) from None
-    return parse_dump(data, path, host=host, cache=cache)
+    return parse_dump(data, path, host=host, cache=cache), data

@@ -1,16 +1,20 @@
 """Reading a directory ``lnetgen generate`` wrote: its ``manifest.json`` names which hosts each
-lnetctl (else modprobe) file configures, and every such file is read once for all its hosts."""
+lnetctl (else modprobe) file configures, and every such file is read once for all its hosts.
+The files name interfaces, not addresses: the NIDs the manifest records for routers and
+servers stand for theirs (``lnetgen.live.recorded``)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 from lnetgen import nodes, strictjson
 from lnetgen.diagnostics import InputError
 from lnetgen.live.cache import ParseCache
-from lnetgen.live.dump import read_dump
+from lnetgen.live.dump import read_dump_bytes
 from lnetgen.live.errors import LiveParseError, clip, path_error
 from lnetgen.live.files import read_bytes
+from lnetgen.live.recorded import Recorded, changed_note, recorded_nids, with_nids, with_note
 from lnetgen.live.state import HostState, LiveSet
 
 #: Most host names all entries of a generated tree's manifest may name together (every host
@@ -21,12 +25,17 @@ MAX_MANIFEST_HOSTS = 4_000_000
 _GENERATED_FORMATS = ("lnetctl", "modprobe")
 
 
-def _manifest_entries(mpath: str, root: str, live: LiveSet) -> list[tuple[str, str, str]]:
-    """(format, path, hosts) of the manifest's lnetctl and modprobe files, checked for shape;
+#: (format, path, hosts, recorded sha256 or "") of one lnetctl or modprobe file of a manifest
+_Entry = tuple[str, str, str, str]
+
+
+def _manifest_entries(mpath: str, root: str, live: LiveSet) -> tuple[list[_Entry], Recorded]:
+    """The manifest's lnetctl and modprobe files, checked for shape, and the NIDs it records;
     sets ``live.generated``.  Raises ``InputError`` (``E-LIVE-PATH``; ``E-LIVE-LINK`` when
     the manifest is a symbolic link out of ``root``, never read)."""
     try:
-        manifest = strictjson.loads(read_bytes(mpath, root))
+        data = read_bytes(mpath, root)
+        manifest = strictjson.loads(data)
     except LiveParseError as exc:
         if exc.diagnostic.code == "E-LIVE-LINK":
             raise InputError([exc.diagnostic]) from None
@@ -61,18 +70,20 @@ def _manifest_entries(mpath: str, root: str, live: LiveSet) -> list[tuple[str, s
             )
         if os.path.isabs(rel) or ".." in rel.split("/"):
             raise path_error(mpath, f"file path {rel!r} leaves the directory")
-        out.append((str(fmt), rel, hosts))
+        sha = entry.get("sha256")
+        out.append((str(fmt), rel, hosts, sha if isinstance(sha, str) else ""))
     out.sort(key=lambda e: (_GENERATED_FORMATS.index(e[0]), e[1]))
-    return out
+    return out, recorded_nids(manifest, data.decode("utf-8"), mpath)
 
 
-def _file_of_each_host(path: str, live: LiveSet) -> dict[str, str]:
-    """host -> the file (relative to ``path``) its state is read from, lnetctl first; sets
-    ``live.generated``."""
+def _file_of_each_host(path: str, live: LiveSet) -> tuple[dict[str, str], dict[str, str], Recorded]:
+    """host -> the file (relative to ``path``) its state is read from, lnetctl first; file ->
+    its recorded sha256; the NIDs the manifest records.  Sets ``live.generated``."""
     mpath = os.path.join(path, "manifest.json")
     chosen: dict[str, str] = {}
     total = 0
-    for _fmt, rel, hosts in _manifest_entries(mpath, path, live):
+    entries, recorded = _manifest_entries(mpath, path, live)
+    for _fmt, rel, hosts, _sha in entries:
         size = nodes.count(hosts)  # a node set is sized before ClusterShell expands it
         total += size
         if total > MAX_MANIFEST_HOSTS:
@@ -93,25 +104,42 @@ def _file_of_each_host(path: str, live: LiveSet) -> dict[str, str]:
             chosen.setdefault(h, rel)  # lnetctl first: it is the primary format
     if not chosen:
         raise path_error(path, "the manifest lists no lnetctl or modprobe files")
-    return chosen
+    return chosen, {rel: sha for _f, rel, _h, sha in entries}, recorded
 
 
 def read_generated(path: str, live: LiveSet, cache: ParseCache) -> None:
     """Read the generated tree ``path`` into ``live``: hosts that share a file share its
-    state.  Raises ``InputError`` (``E-LIVE-PATH``) when the manifest cannot be used."""
+    state; a router's or server's state shows the NIDs the manifest records for it, when its
+    file is still the one lnetgen wrote (``lnetgen.live.recorded``).  Raises ``InputError``
+    (``E-LIVE-PATH``) when the manifest cannot be used."""
+    chosen, sha_of, recorded = _file_of_each_host(path, live)
     by_file: dict[str, list[str]] = {}
-    for h, rel in _file_of_each_host(path, live).items():
+    for h, rel in chosen.items():
         by_file.setdefault(rel, []).append(h)
     for rel in sorted(by_file):
         full = os.path.join(path, rel)
         members = by_file[rel]
         try:
-            state: HostState | None = read_dump(full, cache=cache, root=path)
+            state, data = read_dump_bytes(full, cache=cache, root=path)
         except LiveParseError as exc:
             live.errors.append(exc.diagnostic)
             live.error_hosts.update(members)
-            state = None
+            for h in members:
+                live.files[h] = (full,)
+            continue
+        intact = any(h in recorded for h in members) and (
+            hashlib.sha256(data).hexdigest() == sha_of.get(rel)
+        )
         for h in members:
             live.files[h] = (full,)
-            if state is not None:
-                live.hosts[h] = state
+            live.hosts[h] = _as_recorded(state, recorded.get(h), intact, rel)
+
+
+def _as_recorded(
+    state: HostState, nids: dict[str, tuple[str, ...]] | None, intact: bool, rel: str
+) -> HostState:
+    """A host's ``state`` with the NIDs recorded for it (when its file is intact), or with a
+    note that they are not compared (when the file changed since lnetgen wrote it)."""
+    if not nids or state.nets is None or state.nets.nids:
+        return state
+    return with_nids(state, nids) if intact else with_note(state, changed_note(rel))
