@@ -9,27 +9,32 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lnetgen import __version__
-from lnetgen.diagnostics import Diagnostic, UsageError, usage
-from lnetgen.drysolve import dry_solve
+from lnetgen.diagnostics import Diagnostic, InputError, UsageError, errors, json_path, usage
+from lnetgen.drysolve import dry_solve, locate
 from lnetgen.emit import DEFAULT_FORMATS, REGISTRY, Context, OutFile, lustre
 from lnetgen.emit.base import FileRecord
 from lnetgen.emit.readme import readme
-from lnetgen.inventory import load_site
+from lnetgen.inventory import check_source, load_site
 from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.planfile import read_plan, stale_plan
 from lnetgen.progress import NO_PROGRESS, Progress, counted
 from lnetgen.solve import kept_nets
 from lnetgen.solve import solve as _solve
+from lnetgen.strategies import SolveError
 from lnetgen.verify import VerifyResult
 from lnetgen.verify import verify as _verify
 from lnetgen.write import WriteResult, write_tree
+from lnetgen.yamlsrc import Source, load_file
 
 if TYPE_CHECKING:
+    from lnetgen.advise.routers import RouterAdvice
     from lnetgen.diff import DiffResult
+    from lnetgen.throughput import WorkloadSpec
 
 __all__ = [
     "Generated",
+    "advise_routers",
     "generate",
     "load_plan",
     "load_site",
@@ -52,9 +57,51 @@ def solve_site(
     path: str, strategy: str | None = None, keep_path: str | None = None
 ) -> tuple[Site, Plan, list[Diagnostic]]:
     """Load, validate and solve; with ``keep_path`` (the plan.json deployed now) the storage
-    nets of groups still there keep their numbers.  Raises ``InputError`` on any error."""
-    site, warnings = load_site(path)
-    return site, _solve(site, strategy, _keep(keep_path)), warnings
+    nets of groups still there keep their numbers.  Raises ``InputError`` on any error (a
+    solver error located as ``validate`` locates it, see ``_solved``)."""
+    src, site, warnings = _load(path)
+    return site, _solved(src, site, warnings, strategy, _keep(keep_path)), warnings
+
+
+def _load(path: str) -> tuple[Source, Site, list[Diagnostic]]:
+    """``load_site``, keeping the document so that a solver error can be located in it."""
+    src = load_file(path)
+    site, diags = check_source(src)
+    if site is None or errors(diags):
+        raise InputError(diags)
+    return src, site, diags
+
+
+def _solved(
+    src: Source,
+    site: Site,
+    warnings: list[Diagnostic],
+    strategy: str | None,
+    keep: dict[str, str] | None,
+) -> Plan:
+    """``site`` solved; a ``SolveError`` is raised again with its diagnostics located where
+    their cause lies in the inventory, as ``lnetgen validate`` locates them
+    (``lnetgen.drysolve.locate``: the server, router or file system named, the first server
+    on a leaf module or group named, else ``strategy.default``), and with the inventory's
+    warnings.
+
+    An administrator who runs ``solve`` or ``generate`` on an inventory whose leaf cannot be
+    cut into groups expects the same ``site.yaml:230:5: error[E-GROUPS] $.servers[0].attach``
+    line ``validate`` gives, not a message at the whole document (``$``, no line) they must
+    search for; and, as for any other inventory error, the warnings beside it (a router on the
+    wrong leaf often explains a leaf's count)."""
+    try:
+        return _solve(site, strategy, keep)
+    except SolveError as exc:
+        located = [locate(src, site, d) for d in exc.diagnostics]
+        if (strategy or site.strategy.default) != site.strategy.default:
+            # what names nothing of the inventory is not the default strategy's fault
+            at_default = json_path(("strategy", "default"))
+            located = [
+                d if d2.path == at_default else d2
+                for d, d2 in zip(exc.diagnostics, located, strict=True)
+            ]
+        raise SolveError(sorted(warnings + located)) from None
 
 
 def _keep(keep_path: str | None) -> dict[str, str] | None:
@@ -74,15 +121,49 @@ def load_plan(
     ``plan.json``) and checked against the site.  A plan solved from another version of the
     inventory raises ``UsageError`` (``E-PLAN-STALE``), or with ``force`` is used with a
     warning.  An invalid inventory raises ``InputError``."""
+    _src, site, plan, warnings = _load_plan(path, strategy, plan_path, force, keep_path)
+    return site, plan, warnings
+
+
+def _load_plan(
+    path: str,
+    strategy: str | None,
+    plan_path: str | None,
+    force: bool,
+    keep_path: str | None = None,
+) -> tuple[Source, Site, Plan, list[Diagnostic]]:
+    """``load_plan``, with the inventory's document."""
     if plan_path and strategy:
         raise UsageError([usage("--plan", "give --strategy or --plan, not both")])
     if plan_path and keep_path:
         raise UsageError([usage("--keep-nets", "a reviewed --plan already has its net numbers")])
     plan = read_plan(plan_path) if plan_path else None
-    site, warnings = load_site(path)
+    src, site, warnings = _load(path)
     if plan is None or plan_path is None:
-        return site, _solve(site, strategy, _keep(keep_path)), warnings
-    return site, plan, warnings + stale_plan(plan, site, plan_path, force=force)
+        return src, site, _solved(src, site, warnings, strategy, _keep(keep_path)), warnings
+    return src, site, plan, warnings + stale_plan(plan, site, plan_path, force=force)
+
+
+def advise_routers(
+    path: str,
+    spec: WorkloadSpec,
+    count: int = 1,
+    budget: int = 400,
+    strategy: str | None = None,
+    plan_path: str | None = None,
+    *,
+    force: bool = False,
+) -> tuple[RouterAdvice, list[Diagnostic]]:
+    """``lnetgen.advise.routers.advise_routers`` on the site at ``path`` (its plan as
+    ``load_plan`` gives it), told how the inventory lays out its clients (a coordinates CSV,
+    or the linear rule that re-lays them when a router moves); and the warnings."""
+    from lnetgen.advise.routers import advise_routers as advise
+    from lnetgen.inventory.torus import layout_of
+
+    src, site, plan, warnings = _load_plan(path, strategy, plan_path, force)
+    topology = src.data.get("topology") if isinstance(src.data, dict) else None
+    layout = layout_of(topology) if site.torus is not None and topology else None
+    return advise(site, plan, spec, count, budget, layout), warnings
 
 
 @dataclass

@@ -84,7 +84,13 @@ def _dry_solve_checked(
             net_names_for(site, name)
         except SolveError as exc:
             first = exc.diagnostics[0].message if exc.diagnostics else "it cannot be formed"
-            more = f" (and {len(exc.diagnostics) - 1} more)" if len(exc.diagnostics) > 1 else ""
+            k = len(exc.diagnostics) - 1
+            more = (
+                f" (and {k} more problem(s) of {name}: lnetgen solve SITE --strategy {name} "
+                "lists them)"
+                if k > 0
+                else ""
+            )
             msg = f"strategy {name} does not apply: {first}{more}"
         else:
             msg = f"strategy {name} also applies (--strategy {name})"

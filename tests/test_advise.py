@@ -190,3 +190,59 @@ def test_cli_advise_routers(tmp_path: Path) -> None:
     assert data["method"] == "exact" and data["before"]["aggregate_mb_s"] is not None
     r = CliRunner().invoke(routers_cmd, [str(SITES / "wolf.yaml")])
     assert r.exit_code == 2 and "needs a torus" in r.output and "Traceback" not in r.output
+
+
+def test_advise_routers_says_the_linear_rule_relays_clients(tmp_path: Path) -> None:
+    """Journey B: ``rtr03 coords [5,3,7] -> [5,1,1]`` onto a chip that held two clients; the
+    edited inventory validates only because the linear rule (``skip_routers``) lays every
+    client around the routers again.  The advice says how many clients change chip, and the
+    first and last of them, as loading the edited inventory finds them."""
+    import numpy as np
+
+    from lnetgen.cli.advise import routers_cmd
+    from lnetgen.inventory import load_site
+
+    path = _demo_with_slots(tmp_path, "[[1, 2, 1], [3, 0, 3]]")
+    site = load_site(path)[0]
+    job = [
+        n
+        for n, c in zip(site.clients.names, site.clients.coords, strict=True)
+        if tuple(c) == (1, 2, 1)
+    ]
+    from lnetgen import nodes
+
+    wl = f"filesystems=scratch,ranks=2,nodes={nodes.fold(job)},osts=4-5"
+    r = CliRunner().invoke(routers_cmd, [path, "-s", "projection", "--workload", wl])
+    assert r.exit_code == 0, r.output
+    assert "rtr02).coords: [2, 0, 0] -> [1, 2, 1]" in r.stdout
+    # the edit made by hand: which clients does the inventory put on another chip?
+    text = Path(path).read_text()
+    at = text.index("coords: [2, 0, 0]", text.index("name: rtr02"))
+    moved = tmp_path / "moved.yaml"
+    moved.write_text(text[:at] + "coords: [1, 2, 1]" + text[at + len("coords: [2, 0, 0]") :])
+    after = load_site(str(moved))[0]
+    changed = np.nonzero((site.clients.coords != after.clients.coords).any(axis=1))[0]
+    first, last = site.clients.names[changed[0]], site.clients.names[changed[-1]]
+    assert f"{len(changed)} of them ({first} to {last}) change chip" in r.stdout, r.stdout
+    assert "the prediction keeps every client where it is now" in r.stdout
+    r = CliRunner().invoke(
+        routers_cmd, [path, "-s", "projection", "--workload", wl, "--format", "json"]
+    )
+    data = json.loads(r.stdout)
+    assert (data["relaid"], data["relaid_span"]) == (len(changed), [first, last])
+
+
+def test_advise_routers_skips_full_slots_of_fixed_coordinates() -> None:
+    """With a coordinates CSV the clients stay put: a slot whose chip its clients fill is no
+    free slot (the edit would be E-TORUS-FULL; validate warns W-SLOT-CLIENTS about it)."""
+    from lnetgen.api import advise_routers
+    from lnetgen.throughput import parse_inline
+
+    case = Path(__file__).resolve().parent / "cases" / "invalid" / "slot-clients" / "site.yaml"
+    a, warnings = advise_routers(str(case), parse_inline("nodes=linear"))
+    assert a.slots == 2 and a.relaid == 0  # [2,0,0] and [2,1,1]; not [0,1,0]
+    assert [w.path for w in warnings if w.code == "W-SLOT-CLIENTS"] == [
+        "$.topology.router_slots[1]",
+        "$.topology.router_slots[2]",
+    ]
+    assert all(m.new != (0, 1, 0) for m in a.moves)

@@ -175,6 +175,33 @@ def test_place_clients_errors() -> None:
         default_clients(site(), plan("projection"), oss_with_osts(site(), plan("projection")), 9)
 
 
+def test_place_clients_refuses_a_server_that_is_no_oss_by_name() -> None:
+    """``--oss mds01`` said "give --per-oss: some OSS have no OSTs listed": an MDS is named as
+    one, at ``--oss``, exit 2; an OSS without OSTs is named when ``--per-oss`` is missing."""
+    for per in (None, 2):
+        with pytest.raises(InputError) as exc:
+            place_clients(site(), plan("projection"), ["oss01", "mds01"], per)
+        (d,) = exc.value.diagnostics
+        assert d.code == "E-ANALYZE-SERVER" and "mds01 is an MDS, not an OSS" in d.message
+    with pytest.raises(InputError, match=r"mds\[01-02\] are MDS, not OSS"):
+        compare_placements(site(), plan("projection"), ["mds02", "mds01"], 2)
+    res = CliRunner().invoke(place_group, ["clients", DEMO, "--oss", "mds01"])
+    assert res.exit_code == 2, res.output
+    assert "error[E-ANALYZE-SERVER] --oss: mds01 is an MDS, not an OSS" in res.output
+    assert "some OSS" not in res.output
+
+
+def test_place_clients_names_the_oss_without_osts(tmp_path: Path) -> None:
+    text = Path(DEMO).read_text(encoding="utf-8")
+    bare = tmp_path / "site.yaml"
+    assert text.count('osts: "0-3"') == 2  # oss01 (scratch) first, oss10 (home)
+    bare.write_text(text.replace('    osts: "0-3"\n', "", 1), encoding="utf-8")
+    s = load_site(str(bare))[0]
+    assert not s.server("oss01").osts
+    with pytest.raises(InputError, match="give --per-oss: oss01 list"):
+        place_clients(s, solve(s, "projection"), ["oss01", "oss02"], None)
+
+
 def test_workload_flows() -> None:
     """Up to one client per OST each carries a whole OST (one flow); more clients share the
     OSS's OSTs."""

@@ -170,3 +170,40 @@ def test_plan_is_identical_under_different_hash_seeds(tmp_path: Path) -> None:
         outs.append(res.stdout)
     assert outs[0] == outs[1] == outs[2]
     json.loads(outs[0])
+
+
+def test_solver_errors_are_located_as_validate_locates_them(tmp_path: Path) -> None:
+    """``solve`` and ``generate`` give a solver error (E-GROUPS) the line, column and path
+    ``validate`` gives it (the first server on the leaf), not ``$`` at line 0; with another
+    ``--strategy`` than the default too, and with the inventory's warnings beside it."""
+    from click.testing import CliRunner
+
+    from lnetgen.cli import main
+
+    text = (ROOT / "sites" / "demo.yaml").read_text()
+    bad = tmp_path / "site.yaml"
+    bad.write_text(text.replace('oss: "4:3"', 'oss: "3:3"'))
+    want = [
+        ln
+        for ln in CliRunner().invoke(main, ["validate", str(bad)]).output.splitlines()
+        if "error[E-GROUPS]" in ln
+    ]
+    assert want and all(f"{bad}:" in ln and "$.servers[" in ln for ln in want), want
+    runs = {
+        "solve": ["solve", str(bad)],
+        "generate": ["generate", str(bad), "--out", str(tmp_path / "out")],
+        "place": ["place", "clients", str(bad), "--oss", "oss01"],
+    }
+    for name, args in runs.items():
+        res = CliRunner().invoke(main, args)
+        got = [ln for ln in res.output.splitlines() if "error[E-GROUPS]" in ln]
+        assert res.exit_code == 1 and got == want, (name, res.output)
+    other = bad.read_text().replace("default: groups", "default: projection")
+    bad.write_text(other)
+    res = CliRunner().invoke(main, ["solve", str(bad), "--strategy", "groups", "--format", "json"])
+    diags = json.loads(res.stdout)["diagnostics"]
+    assert res.exit_code == 1
+    assert [d["path"] for d in diags if d["code"] == "E-GROUPS"] == [
+        ln.split()[2].rstrip(":") for ln in want
+    ]
+    assert all(d["line"] > 0 for d in diags)

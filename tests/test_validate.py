@@ -420,3 +420,50 @@ def test_routers_sharing_a_lone_tor_are_not_warned_about(tmp_path: Path) -> None
     path.write_text(text.replace(old, "{name: comp-tor1, kind: tor, ports: 36, uplinks: 4,"))
     _site, diags = check(str(path))
     assert "W-ROUTERS-PER-LEAF" in {d.code for d in diags}
+
+
+# A plain scalar where text is expected: the hint, followed, must cure the error.
+_TYPE_TRAPS = [
+    # (line of sites/demo.yaml, the same line with the trap, a word the hint must hold)
+    ("  storage_lnd: o2ib\n", "  storage_lnd: 5\n", "o2ib"),
+    ("    interface: ib0\n", "    interface: on\n", "Linux interface name"),
+    ("  - name: oss01\n", "  - name: 123\n", 'quote it: "123"'),
+]
+
+
+@pytest.mark.parametrize(("line", "trap", "word"), _TYPE_TRAPS)
+def test_type_hint_proposes_only_a_value_that_validates(
+    line: str, trap: str, word: str, tmp_path: Path
+) -> None:
+    """``quote it: "15"`` was the hint for a rate given as ``15``, and ``"15"`` still fails
+    (no unit); ``interface: on`` was told to quote ``"on"``, which the interface pattern
+    refuses too.  The hint proposes the quoted text only when it would pass; otherwise it
+    says what would (the allowed words, the value's form)."""
+    text = (ROOT / "sites" / "demo.yaml").read_text(encoding="utf-8")
+    assert line in text
+    path = tmp_path / "site.yaml"
+    path.write_text(text.replace(line, trap, 1), encoding="utf-8")
+    _, diags = check(str(path))
+    (d,) = [d for d in diags if d.code == "E-SCHEMA-TYPE"]
+    assert word in d.hint, d.format()
+    quoted = re.fullmatch(r'quote it: "(.*)"', d.hint)
+    if quoted:  # following the hint cures the error at that path
+        value = trap.split(": ")[-1].strip()
+        path.write_text(text.replace(line, trap.replace(value, f'"{value}"'), 1))
+        _, again = check(str(path))
+        assert not [e for e in errors(again) if e.path == d.path], [e.format() for e in again]
+
+
+def test_rate_without_unit_hint_shows_a_unit(tmp_path: Path) -> None:
+    """``torus_link: {z: 15}`` (journey B's r5.yaml): the hint shows a rate with its unit, as
+    the E-SCHEMA hint of a quoted ``"15"`` does, not ``quote it: "15"``."""
+    text = (ROOT / "sites" / "demo.yaml").read_text(encoding="utf-8")
+    rates = 'rates:\n  torus_link: {x: "9.375 GB/s", y: "4.6875 GB/s", z: 15, source: test}\n'
+    (tmp_path / "site.yaml").write_text(text + rates, encoding="utf-8")
+    _, diags = check(str(tmp_path / "site.yaml"))
+    (d,) = [d for d in diags if d.code == "E-SCHEMA-TYPE"]
+    assert d.path == "$.rates.torus_link.z"
+    assert '"15"' not in d.hint and "MB/s" in d.hint, d.format()
+    (tmp_path / "site.yaml").write_text(text + rates.replace("z: 15", 'z: "15"'))
+    _, quoted = check(str(tmp_path / "site.yaml"))
+    assert [e.hint for e in quoted if e.path == d.path] == [d.hint]

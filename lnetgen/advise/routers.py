@@ -25,6 +25,18 @@ beat the best so far, so most cost one prediction.
 A move changes the torus paths only: the plan is indexed and the ranks and their resources are
 built once per seed, and each prediction lays out the torus again and solves
 (``lnetgen.throughput.moved``), the same prediction as the moved site's.
+
+The clients stay where they are in every prediction, so what a slot may be depends on how the
+inventory lays them out (``layout``, ``lnetgen.inventory.torus.Layout``; None: not known, every
+free slot is tried and nothing is said).  With fixed positions (a coordinates CSV, or
+``skip_routers: false``) a slot whose chip has no node left for a router (its clients and
+routers fill ``nodes_per_chip``) is not free: the edited inventory would be E-TORUS-FULL, and
+validate already warns about such a slot (W-SLOT-CLIENTS).  With the linear rule and
+``skip_routers: true`` the edited inventory validates whatever the slot holds, because the rule
+lays the clients around the routers again: every client numbered between a router's old and
+new position shifts by one node slot.  The advice says so (``relaid``: how many change chip,
+the first and last of them) -- an administrator must know that the edit moves clients on paper
+(the job's nodes, a placement made before) and that the prediction kept them where they were.
 """
 
 from __future__ import annotations
@@ -39,6 +51,7 @@ import numpy.typing as npt
 
 from lnetgen import topology
 from lnetgen.advise.seeds import seeds_of
+from lnetgen.inventory.torus import Layout, linear_chips
 from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.throughput import Prediction, WorkloadSpec, build_ranks, predict
@@ -100,6 +113,10 @@ class RouterAdvice:
     #: not hold on every seed): its edits and its figures per seed
     rejected: tuple[str, ...] = ()
     rejected_by_seed: tuple[SeedGain, ...] = ()
+    #: the linear coordinate rule re-lays clients when the advised moves are made: how many
+    #: clients change chip, and the first and last of them (client order)
+    relaid: int = 0
+    relaid_span: tuple[str, ...] = ()
 
 
 #: A difference smaller than this fraction of the figure is no gain (rounding of the solver).
@@ -201,9 +218,11 @@ def advise_routers(
     spec: WorkloadSpec,
     count: int = 1,
     budget: int = 400,
+    layout: Layout | None = None,
 ) -> RouterAdvice:
-    """Move up to ``count`` routers to free slots (see the module docstring).  Raises
-    ``InputError`` (E-USAGE) without a torus, without free slots, or for a count below 1."""
+    """Move up to ``count`` routers to free slots (see the module docstring; ``layout``: how
+    the inventory lays out the clients).  Raises ``InputError`` (E-USAGE) without a torus,
+    without free slots, or for a count below 1."""
     t = site.torus
     if t is None:
         raise input_error("E-USAGE", "advise routers needs a torus client side")
@@ -211,10 +230,13 @@ def advise_routers(
         raise input_error("E-USAGE", f"--count must be at least 1, not {count}")
     taken = {r.coords for r in site.routers}
     free = [s for s in dict.fromkeys(t.slots) if s not in taken]
+    full = _full_slots(site, free) if layout is not None and not layout.relays else set()
+    free = [s for s in free if s not in full]
     if not free:
+        why = f" ({len(full)} hold clients at fixed positions: no node left)" if full else ""
         raise input_error(
             "E-USAGE",
-            "no free router slot: list candidate positions in topology.router_slots",
+            f"no free router slot{why}: list candidate positions in topology.router_slots",
         )
     judge = _Judge(site, plan, spec)
     names = [r.name for r in site.routers]
@@ -259,6 +281,7 @@ def advise_routers(
             replace(spec, seed=judge.seeds[0]),
             index=replace(judge.ix, site=unbounded, memo={}),
         ).aggregate_mb_s
+    relaid = _relaid(site, layout, best[1]) if layout is not None and layout.relays else (0, ())
     return RouterAdvice(
         site.name,
         plan.strategy,
@@ -277,7 +300,44 @@ def advise_routers(
         judge.figures(best[2]),
         tuple(m.edit(index[m.router]) for m in rejected),
         rejected_by_seed,
+        *relaid,
     )
+
+
+def _full_slots(site: Site, slots: list[Coords]) -> set[Coords]:
+    """The slots whose chip has no node left for one more router (clients and routers fill
+    ``nodes_per_chip``)."""
+    t = site.torus
+    assert t is not None
+    X, Y, _ = t.dims
+    c = site.clients.coords.astype(np.int64)
+    flat = np.sort(c[:, 0] + X * (c[:, 1] + Y * c[:, 2]))
+    routers = [r.coords for r in site.routers]
+    out = set()
+    for s in slots:
+        key = s[0] + X * (s[1] + Y * s[2])
+        held = int(np.searchsorted(flat, key + 1) - np.searchsorted(flat, key))
+        if held + routers.count(s) >= t.nodes_per_chip:
+            out.add(s)
+    return out
+
+
+def _relaid(site: Site, layout: Layout, moves: dict[str, Coords]) -> tuple[int, tuple[str, ...]]:
+    """How many clients the linear rule puts on another chip once ``moves`` are made in the
+    inventory, and the first and last of them in client order."""
+    t = site.torus
+    if t is None or not moves:
+        return 0, ()
+    n = len(site.clients)
+    now = [r.coords for r in site.routers if r.coords is not None]
+    then = [moves.get(r.name, r.coords) for r in site.routers]
+    a = linear_chips(t.dims, t.nodes_per_chip, layout, now, n)
+    b = linear_chips(t.dims, t.nodes_per_chip, layout, [c for c in then if c is not None], n)
+    if a is None or b is None:
+        return 0, ()
+    moved = np.nonzero(a != b)[0]
+    ends = dict.fromkeys(site.clients.names[int(i)] for i in moved[[0, -1]]) if len(moved) else {}
+    return len(moved), tuple(ends)
 
 
 def _greedy(

@@ -270,6 +270,14 @@ def format_routers(a: RouterAdvice) -> list[str]:
     else:
         bound = "no placement can beat n/a (the torus unconstrained)"
     out.append(f"  seed {a.seeds[0]}: {_gb(a.before)} now; {bound}")
+    if a.relaid:
+        span = " to ".join(a.relaid_span)
+        out.append(
+            "  note: the edit re-lays clients (linear coordinate rule, skip_routers): each "
+            "client numbered between a moved router's old and new position shifts by one node "
+            f"slot, and {a.relaid} of them ({span}) change chip; the prediction keeps every "
+            "client where it is now"
+        )
     if a.strategy == "nearest-neighbor" and a.moves:
         out.append("  note: nearest-neighbor picks routers by position: solve again after the move")
     return out
@@ -327,8 +335,8 @@ def routers_cmd(
 
     Exit status: 0 ok, 1 an invalid inventory, 2 bad input (no torus, no free slot, usage).
     """
-    from lnetgen.advise.routers import advise_routers
-    from lnetgen.cli.common import as_input_error, workload_spec
+    from lnetgen.api import advise_routers
+    from lnetgen.cli.common import as_input_error, print_diags, workload_spec
     from lnetgen.diagnostics import InputError, UsageError, usage
 
     spec = workload_spec(workload)
@@ -336,11 +344,15 @@ def routers_cmd(
         raise UsageError(
             [usage("--workload", "advise routers judges moves by a workload: not none")]
         )
-    site_obj, plan = load_plan(site, strategy, plan_path, force)
     try:
-        a = advise_routers(site_obj, plan, spec, count, budget)
+        a, warnings = advise_routers(site, spec, count, budget, strategy, plan_path, force=force)
+    except UsageError:
+        raise
     except InputError as exc:
+        if any(d.file for d in exc.diagnostics):  # the inventory or the plan: as it said
+            raise
         raise as_input_error(exc) from None
+    print_diags(warnings)
     _print(fmt, a, format_routers(a))
 
 

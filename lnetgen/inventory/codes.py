@@ -98,6 +98,14 @@ CODES: dict[str, str] = {
         "some roles run Lustre 2.19.53 or later (routes only from /etc/lnet.conf), others an "
         "older release"
     ),
+    "W-SLOT-CLIENTS": (
+        "a router slot is on a torus chip that holds clients whose positions are fixed "
+        "(a coordinates CSV or skip_routers: false)"
+    ),
+    "W-ROUTER-IDLE": (
+        "a router's storage port is on a leaf module or TOR that holds no server: no "
+        "fine-grained layout routes through it"
+    ),
     "W-ROUTER-SPREAD": "routers are spread unevenly over the leaf modules that hold servers",
     "W-ROUTERS-PER-LEAF": "more than one router on one leaf module of a compute fabric",
     "W-NET-OVERLAP": "a client net or another file system's nets may fall in a storage net range",

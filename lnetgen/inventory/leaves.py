@@ -1,8 +1,9 @@
 """Where routers sit on leaf modules: next to the servers, evenly, and apart on compute fabrics.
 
 Reads nothing of its own: it compares the checked servers' and routers' attachments.
-Reports E-LEAF-NO-ROUTER (servers whose traffic would cross the spine), W-ROUTER-SPREAD and
-W-ROUTERS-PER-LEAF.  Adds nothing to the model.
+Reports E-LEAF-NO-ROUTER (servers whose traffic would cross the spine), W-ROUTER-IDLE (a router
+on a storage leaf module or TOR that holds no server), W-ROUTER-SPREAD and W-ROUTERS-PER-LEAF.
+Adds nothing to the model.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def check_storage_leaves(
                 "their traffic would have to cross the spine",
                 hint="attach at least one router to the same leaf module or TOR",
             )
+    _idle_routers(ctx, by_leaf_srv, router_modules)
     # compare leaves that hold the same kind of servers (an MDS TOR with 2 routers next
     # to OSS TORs with 8, as on Blue Waters, is a design, not a mistake)
     kinds: dict[tuple[str, ...], dict[tuple[str, str], int]] = defaultdict(dict)
@@ -59,6 +61,39 @@ def check_storage_leaves(
             + ", ".join(f"{n} module(s) with {c} router(s)" for c, n in sorted(counts.items()))
             + f" (e.g. {module_label(lo)} has {used[lo]})",
         )
+
+
+def _idle_routers(
+    ctx: Context,
+    by_leaf_srv: Mapping[tuple[str, str], list[tuple[int, Server]]],
+    router_modules: list[tuple[int, tuple[str, str]]],
+) -> None:
+    """W-ROUTER-IDLE at the storage ``attach`` of every router whose leaf module (or TOR) holds
+    no server.
+
+    Fine-grained routing hands each server's net only to the routers on the server's own leaf
+    (E-LEAF-NO-ROUTER is the other half of that rule), so such a router forwards nothing in any
+    fine-grained layout: the solver counts it as idle and ``generate`` still configures it as
+    a router with only its client NI.  An administrator reads that as dead hardware paid for,
+    or more often a cabling mistake (the router on the wrong leaf, or its servers' ``attach``
+    wrong): a warning, in the spirit of W-ROUTER-SPREAD, not an error -- a leaf being
+    cabled ahead of its servers is legitimate, and ``acknowledge:`` accepts it.  Only the
+    comparison-only ``baseline`` (one net over the whole fabric) would route through it."""
+    by_leaf_rtr: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, module in router_modules:
+        if module not in by_leaf_srv:
+            by_leaf_rtr[module].append(i)
+    for module, idx in sorted(by_leaf_rtr.items()):
+        names = [str(ctx.data["routers"][i]["name"]) for i in idx]
+        there = f" ({len(idx)} routers there: {nodes.fold(names)})" if len(idx) > 1 else ""
+        for i, name in zip(idx, names, strict=True):
+            ctx.warn(
+                ("routers", i, "attach"),
+                "W-ROUTER-IDLE",
+                f"router {name} is on leaf {module_label(module)}, which holds no server: "
+                f"no fine-grained layout routes storage traffic through it{there}",
+                hint="dead hardware or a cabling mistake: check this attach and the servers'",
+            )
 
 
 def check_compute_leaves(

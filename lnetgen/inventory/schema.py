@@ -143,8 +143,17 @@ def droppable(path: Path) -> tuple[str, int] | None:
     return None
 
 
-def _type_diag(src: Source, path: Path, instance: object, expected: Any) -> tuple[str, str]:
-    """Message and hint for a type error, naming the YAML 1.1 trap when there is one."""
+def _type_diag(
+    src: Source, path: Path, instance: object, expected: Any, schema: object = None
+) -> tuple[str, str]:
+    """Message and hint for a type error, naming the YAML 1.1 trap when there is one.
+
+    The hint for a plain scalar where text is expected proposes the same text quoted only
+    when the quoted text would pass ``schema`` (its pattern, its allowed words): ``z: 15`` for
+    a rate is not cured by ``"15"``, which has no unit, so its hint is what the value must
+    look like (the schema's description: ``"3020 MB/s", "2.6 GB/s"``) or the allowed words,
+    as the hint of the quoted value's own error says; an administrator who follows a hint
+    expects the next run to pass."""
     want = [str(expected)] if isinstance(expected, str) else [str(w) for w in expected]
     words = " or ".join(_TYPE_WORDS.get(w, w) for w in want)
     raw = src.raw.get(path)
@@ -158,7 +167,7 @@ def _type_diag(src: Source, path: Path, instance: object, expected: Any) -> tupl
         else:
             got = f"{clip(text)}, which YAML 1.1 reads as {read_as(text, instance)}"
             if "string" in want:
-                hint = f'quote it: "{clip(text)}"'
+                hint = _quote_hint(text, schema)
     elif isinstance(instance, str) and "integer" in want:
         got = describe(instance)
         if re.fullmatch(r"[+-]?0[0-9]+", instance):
@@ -168,6 +177,22 @@ def _type_diag(src: Source, path: Path, instance: object, expected: Any) -> tupl
     else:
         got = describe(instance)
     return f"expected {words}, got {got}", hint
+
+
+def _quote_hint(text: str, schema: object) -> str:
+    """``quote it: "<text>"`` when the quoted text fits ``schema``, else what would fit."""
+    sub = schema if isinstance(schema, dict) else {}
+    pattern = sub.get("pattern")
+    allowed = sub["enum"] if isinstance(sub.get("enum"), list) else None
+    if "const" in sub:
+        allowed = [sub["const"]]
+    if isinstance(pattern, str) and not _anchored(pattern).search(text):
+        # the hint the quoted value's own error gives, else what that error says
+        _code, what, about = pattern_diag(pattern, text, str(sub.get("description", "")))
+        return about or f"quoting is not enough: {what}"
+    if allowed is not None and text not in allowed:
+        return f"quoting is not enough: one of {', '.join(str(a) for a in allowed)}"
+    return f'quote it: "{clip(text)}"'
 
 
 def _unknown_keys(src: Source, err: Any, path: Path) -> Iterator[tuple[Path, Diagnostic]]:
@@ -214,7 +239,7 @@ def _translate(src: Source, err: Any) -> Iterator[tuple[Path, Diagnostic]]:
         code, message, hint = "E-SCHEMA-REQUIRED", f"missing required key {key!r}", ""
     elif kind == "type":
         code = "E-SCHEMA-TYPE"
-        message, trap = _type_diag(src, path, inst, err.validator_value)
+        message, trap = _type_diag(src, path, inst, err.validator_value, err.schema)
         hint = trap or hint
     elif kind == "pattern":
         code, message, hint = pattern_diag(str(err.validator_value), inst, hint)

@@ -3,8 +3,19 @@
 Reads ``topology.coordinates``: a numbering rule (``order``, ``skip_routers``) or ``csv``, a file
 of ``node,x,y,z`` rows below the inventory's directory (its bytes join the site digest).
 Reports E-TORUS-FULL (positions holding more than ``nodes_per_chip`` nodes, clients that do not
-fit), E-TORUS-CSV, E-TORUS-COORD (a CSV row outside the torus) and E-PATH.
+fit), E-TORUS-CSV, E-TORUS-COORD (a CSV row outside the torus), E-PATH and W-SLOT-CLIENTS (a
+``router_slots`` entry on a chip that holds clients whose positions are fixed).
 Adds ``Site.clients.coords``.
+
+What a ``router_slots`` entry means: a chip whose blade could hold a router -- a service blade's
+position, where no compute node sits.  With a coordinates CSV (or ``skip_routers: false``) the
+clients' positions do not depend on the routers', so a slot on a chip that holds clients
+contradicts that: a router moved there would share the chip with compute nodes, or over-fill it
+(E-TORUS-FULL once the move is made).  That is warned about at the slot (W-SLOT-CLIENTS).  With
+the linear rule and ``skip_routers: true`` the rule lays clients around the routers wherever they
+are, so a slot inside the clients' range holds clients on paper: moving a router there re-lays
+every client numbered between its old and new position by one slot (``Layout.relays``), which
+``lnetgen advise routers`` says with its advice (``linear_chips`` recomputes the layout).
 """
 
 from __future__ import annotations
@@ -12,10 +23,14 @@ from __future__ import annotations
 import csv
 import os
 import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from lnetgen import nodes
 from lnetgen.diagnostics import Diagnostic, InputError, json_path
 from lnetgen.inventory.context import Context
 from lnetgen.model import Router, Torus
@@ -25,6 +40,62 @@ from lnetgen.yamlsrc import Path, read_text
 MAX_CSV_DIAGS = 20
 
 _CSV_INT = re.compile(r"[ \t]*-?[0-9]+[ \t]*")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How the inventory lays the clients on the torus (``topology.coordinates``)."""
+
+    csv: bool
+    order: str = "xyz"  # the linear rule's: xyz (x fastest) or zyx
+    skip_routers: bool = True
+
+    @property
+    def relays(self) -> bool:
+        """Whether the clients' positions follow the routers': the linear rule with
+        ``skip_routers`` (a router moved re-lays the clients between its two positions)."""
+        return not self.csv and self.skip_routers
+
+
+def layout_of(topology: Mapping[str, Any]) -> Layout:
+    """The layout of a checked ``topology`` section (a torus)."""
+    spec = topology.get("coordinates", {"rule": "linear"})
+    if "csv" in spec:
+        return Layout(True)
+    return Layout(False, spec.get("order", "xyz"), spec.get("skip_routers", True))
+
+
+def linear_chips(
+    dims: tuple[int, int, int],
+    nodes_per_chip: int,
+    layout: Layout,
+    routers: Sequence[tuple[int, int, int]],
+    n: int,
+) -> npt.NDArray[np.int64] | None:
+    """The flat chip index (``x + X*(y + Y*z)``) of each of ``n`` clients under the linear rule
+    with routers at ``routers``; None when they do not fit.
+
+    The work scales with the nodes, not the volume: only the first ``n / nodes_per_chip +
+    routers + 1`` chips in numbering order are looked at."""
+    X, Y, Z = dims
+    npc = nodes_per_chip
+    taken: dict[int, int] = {}
+    for x, y, z in routers:
+        key = x + X * (y + Y * z)
+        taken[key] = taken.get(key, 0) + 1
+    skip = layout.skip_routers
+    # enough chips in numbering order for every client even if each router blocks one
+    want = min(X * Y * Z, -(-n // npc) + (len(routers) if skip else 0) + 1)
+    k = np.arange(want, dtype=np.int64)
+    # zyx: z fastest, then y, then x
+    flat = (k // (Z * Y)) + X * (((k // Z) % Y) + Y * (k % Z)) if layout.order == "zyx" else k
+    if skip and taken:
+        blocked = np.array([taken.get(int(c), 0) for c in flat], dtype=np.int64)
+        cap = np.clip(npc - blocked, 0, None)
+    else:
+        cap = np.full(want, npc, dtype=np.int64)
+    free = np.repeat(flat, cap)
+    return free[:n] if len(free) >= n else None
 
 
 def torus_coords(
@@ -56,21 +127,9 @@ def torus_coords(
             return None
         coords = got
     else:
-        skip = spec.get("skip_routers", True)
-        # enough chips in numbering order for every client even if each router blocks one
-        want = min(chips, -(-n // npc) + (len(routers) if skip else 0) + 1)
-        k = np.arange(want, dtype=np.int64)
-        if spec.get("order", "xyz") == "zyx":  # z fastest, then y, then x
-            flat = (k // (Z * Y)) + X * (((k // Z) % Y) + Y * (k % Z))
-        else:
-            flat = k
-        if skip and taken:
-            blocked = np.array([taken.get(int(c), 0) for c in flat], dtype=np.int64)
-            cap = np.clip(npc - blocked, 0, None)
-        else:
-            cap = np.full(want, npc, dtype=np.int64)
-        free = np.repeat(flat, cap)
-        if len(free) < n:
+        at = [r.coords for r in routers if r.coords is not None]
+        chip = linear_chips(torus.dims, npc, layout_of(topo), at, n)
+        if chip is None:
             ctx.err(
                 full_at,
                 "E-TORUS-FULL",
@@ -78,7 +137,6 @@ def torus_coords(
                 f"chip ({chips * npc} slots, {sum(taken.values())} taken by routers)",
             )
             return None
-        chip = free[:n]
         coords = np.stack([chip % X, (chip // X) % Y, chip // (X * Y)], axis=1)
     flat_c = coords[:, 0] + X * (coords[:, 1] + Y * coords[:, 2])
     used, counts = np.unique(
@@ -105,7 +163,51 @@ def torus_coords(
                     f"{entry['name']} sits on over-filled position {pos}",
                 )
         return None
+    if not layout_of(topo).relays:
+        why = (
+            f"the clients' positions come from {spec['csv']}"
+            if "csv" in spec
+            else "with skip_routers: false the clients' positions ignore the routers'"
+        )
+        _slots_with_clients(ctx, torus, flat_c, names, taken, why)
     return coords.astype(np.int32)
+
+
+def _slots_with_clients(
+    ctx: Context,
+    torus: Torus,
+    flat_c: npt.NDArray[np.int64],
+    names: list[str],
+    taken: Mapping[int, int],
+    why: str,
+) -> None:
+    """W-SLOT-CLIENTS at each ``router_slots`` entry whose chip holds clients, when the
+    clients' positions are fixed (see the module docstring)."""
+    X, Y, _ = torus.dims
+    order = np.argsort(flat_c, kind="stable")
+    ordered = flat_c[order]
+    for i, slot in enumerate(torus.slots):
+        if any(v >= d for v, d in zip(slot, torus.dims, strict=True)):
+            continue  # E-TORUS-COORD
+        key = slot[0] + X * (slot[1] + Y * slot[2])
+        lo, hi = np.searchsorted(ordered, [key, key + 1])
+        if lo == hi:
+            continue
+        held = [names[int(j)] for j in order[lo:hi]]
+        room = torus.nodes_per_chip - len(held) - taken.get(key, 0)
+        then = (
+            "a router moved there would over-fill it (E-TORUS-FULL)"
+            if room < 1
+            else "a router moved there would share the chip with compute nodes"
+        )
+        ctx.warn(
+            ("topology", "router_slots", i),
+            "W-SLOT-CLIENTS",
+            f"router slot {list(slot)} is on a chip that holds {len(held)} client(s) "
+            f"({nodes.fold(held)}): a slot is where a service blade could hold a router, and "
+            f"{why}, so {then}",
+            hint="list only service-blade positions in router_slots",
+        )
 
 
 def _csv_text(ctx: Context, rel: str, path: Path) -> tuple[str, str] | None:

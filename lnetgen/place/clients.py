@@ -49,19 +49,40 @@ def oss_with_osts(site: Site, plan: Plan) -> list[str]:
 
 
 def _oss_ids(ix: PlanIndex, oss: Sequence[str]) -> list[int]:
+    """The plan's server ids of the OSS named.
+
+    A server of the plan that is not an OSS (an MDS named by mistake, ``--oss mds01``) is
+    refused by name and role, with the code of an unknown server (``E-ANALYZE-SERVER``, which
+    the command reports at ``--oss``, exit 2): an administrator asked to place I/O next to an
+    OSS expects to hear that the name is an MDS, not that "some OSS" lack OSTs."""
     if not oss:
         raise input_error("E-USAGE", "name at least one OSS")
     if len(set(oss)) != len(oss):
         raise input_error("E-USAGE", "an OSS is named twice")
-    return [ix.server_id(s) for s in oss]
+    ids = [ix.server_id(s) for s in oss]
+    role = {s.name: s.role for s in ix.site.servers}
+    other = [name for name in oss if role.get(name, "oss") != "oss"]
+    if other:
+        kind = "/".join(sorted({role[n].upper() for n in other}))
+        what = f"is an {kind}, not an OSS" if len(other) == 1 else f"are {kind}, not OSS"
+        raise input_error(
+            "E-ANALYZE-SERVER",
+            f"{nodes.fold(other)} {what}: clients are placed for the OSTs of an OSS",
+        )
+    return ids
 
 
 def _counts(ix: PlanIndex, ids: list[int], per_oss: int | None) -> list[int]:
     if per_oss is None:
         osts = {s.name: len(s.osts) for s in ix.site.servers}
         counts = [osts.get(ix.servers[i], 0) for i in ids]
-        if not all(counts):
-            raise input_error("E-USAGE", "give --per-oss: some OSS have no OSTs listed")
+        bare = [ix.servers[i] for i, n in zip(ids, counts, strict=True) if not n]
+        if bare:
+            raise input_error(
+                "E-USAGE",
+                f"give --per-oss: {nodes.fold(bare)} list(s) no OSTs, so the default "
+                "(one client per OST) is none",
+            )
         return counts
     if per_oss < 1:
         raise input_error("E-USAGE", f"--per-oss must be at least 1, not {per_oss}")
