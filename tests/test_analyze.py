@@ -435,9 +435,13 @@ def test_cli_analyze_text_and_json() -> None:
 
 def test_cli_analyze_fail_exit_codes() -> None:
     runner = CliRunner()
-    res = runner.invoke(analyze_cmd, [DEMO, "-s", "groups", "--fail", "core1/L01"])
+    res = runner.invoke(analyze_cmd, [DEMO, "-s", "groups", "--fail", "rtr[01-04]"])
     assert res.exit_code == 0, res.output  # fallback only: still served
     assert "fallback client clients-gni (96 clients)" in res.output
+    # the leaf those routers are cabled to takes its servers with it: their OSTs are lost
+    res = runner.invoke(analyze_cmd, [DEMO, "-s", "groups", "--fail", "core1/L01"])
+    assert res.exit_code == 1, res.output
+    assert "lost     server oss01 (oss, 4 OSTs): cut off; targets lost" in res.output
     res = runner.invoke(analyze_cmd, [DEMO, "-s", "projection", "--fail", "rtr02"])
     assert res.exit_code == 1
     assert "lost     client clients-gni (96 clients) -> o2ib101" in res.output

@@ -186,14 +186,23 @@ def test_incremental_failure_loads_equal_the_full_traffic(strategy: str) -> None
 
 def test_worst_failures_on_demo_groups() -> None:
     """Hand-checked: 3 flows per router (12 OSTs over 4 routers); one router down puts 4 on
-    each of its 3 group mates; core1/L01 down puts its group's 12 flows on its backup,
-    core2/L01's 4 routers (3 + 3 each); core1 down sends both of its groups to their backups on
-    core2 (6 on each router of core2/L01 and of the 2-router MDS group) and loses nothing: every
-    scratch group is backed up on the other switch."""
+    each of its 3 group mates.  A leaf module or switch fails physically: core1/L01 down takes
+    its 3 OSS (12 flows) with its routers, so nothing moves to the backup (3 on the busiest, 0
+    without a route, 12 lost with their servers); core1 down takes 6 OSS (24 flows).  Its
+    routers alone down (rtr[01-04]) put the group's 12 flows on its backup, core2/L01's 4
+    routers: 3 + 3 each."""
     from lnetgen.analyze import worst_failures
+    from lnetgen.analyze.failures import named_failure
 
-    got = {w.scope: (w.flows, w.normal, w.lost) for w in worst_failures(_index("demo", "groups"))}
-    assert got == {"router": (4.0, 3.0, 0.0), "leaf": (6.0, 3.0, 0.0), "switch": (6.0, 3.0, 0.0)}
+    ix = _index("demo", "groups")
+    got = {w.scope: (w.flows, w.normal, w.lost, w.down) for w in worst_failures(ix)}
+    assert got == {
+        "router": (4.0, 3.0, 0.0, 0.0),
+        "leaf": (3.0, 3.0, 0.0, 12.0),
+        "switch": (3.0, 3.0, 0.0, 24.0),
+    }
+    w = named_failure(ix, ["rtr01", "rtr02", "rtr03", "rtr04"])
+    assert w is not None and (w.flows, w.lost, w.down) == (6.0, 0.0, 0.0)
 
 
 def test_analyze_and_compare_print_the_failure_load() -> None:
@@ -203,12 +212,17 @@ def test_analyze_and_compare_print_the_failure_load() -> None:
 
     site = str(ROOT / "sites" / "demo.yaml")
     out = CliRunner().invoke(main, ["analyze", site, "-s", "groups"]).output
-    assert "worst single leaf failure (core1/L01): busiest router rtr09 carries 6.00" in out
+    assert (
+        "worst single leaf failure (core1/L01): busiest router rtr05 carries 3.00 write flows, "
+        "1.00x the busiest with all up (3.00), 12 lost with their servers"
+    ) in out
     out = CliRunner().invoke(main, ["analyze", site, "-s", "groups", "--fail", "core1/L01"]).output
+    assert "with the failed routers and servers down: busiest router rtr05 carries 3.00" in out
+    out = CliRunner().invoke(main, ["analyze", site, "-s", "groups", "--fail", "rtr[01-04]"]).output
     assert "with the failed routers down: busiest router rtr09 carries 6.00 write flows" in out
     res = CliRunner().invoke(main, ["compare", site, "--strategies", "groups,projection"])
     rows = {
         ln.split()[0]: next(w for w in ln.split() if "x/" in w)
         for ln in res.output.splitlines()[1:3]
     }
-    assert rows == {"groups": "2.00x/0", "projection": "1.00x/24"}
+    assert rows == {"groups": "1.33x/0", "projection": "1.00x/4"}

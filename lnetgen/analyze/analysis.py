@@ -29,7 +29,7 @@ from lnetgen.traffic.dragonfly import DragonflyReport, dragonfly_report
 from lnetgen.traffic.findings import Finding
 from lnetgen.traffic.flows import traffic
 from lnetgen.traffic.index import PlanIndex, index_plan
-from lnetgen.traffic.routes import failed_mask, resolve_failures
+from lnetgen.traffic.routes import Down, carriers, failed_mask, resolve_down
 from lnetgen.traffic.settings import Settings, Workload, rounded, settings_for
 from lnetgen.traffic.torus import TorusReport, torus_report
 
@@ -78,8 +78,9 @@ def analyze(
 ) -> Analysis:
     """Analyze ``plan`` on ``site``: storage-fabric crossings, torus loads, failures.
 
-    ``fail`` names routers, leaves, switches, nets or groups (see :func:`resolve_failures`);
-    traffic then uses the best live priority.  Without ``fail`` the N-1 summary is computed
+    ``fail`` names routers, leaves, switches, nets or groups (see :func:`resolve_down`: a
+    leaf or switch takes the servers cabled to it down with its routers); traffic then uses
+    the best live priority.  Without ``fail`` the N-1 summary is computed
     (unless ``with_n_minus_1`` is False).  ``workload`` None is the uniform workload.
     ``ports`` False skips the per-router link figures (one ``link_loads`` call per router and
     phase) for batched calls: same link loads, faster; ``torus`` False skips the torus.
@@ -97,16 +98,17 @@ def analyze(
     tick = progress("analyzing", 6)  # index, traffic, fabric + torus, N-1, failure, GB/s
     ix = index or index_plan(site, plan, settings)
     tick()
-    failed = resolve_failures(plan, fail) if fail else ()
+    down = resolve_down(plan, fail) if fail else Down()
+    failed = down.routers
     mask = failed_mask(ix, failed)
-    tr = traffic(ix, mask, workload)
+    tr = traffic(ix, mask, workload, carriers(ix, down.servers))
     tick()
     fabric = fabric_report(ix, tr)
     torus_part = torus_report(ix, tr, settings, mask, ports) if torus else None
     tick()
     n1 = n_minus_1(ix) if (not fail and with_n_minus_1) else None
     tick()
-    loads = _failure_loads(ix, failed, bool(fail) or with_n_minus_1)
+    loads = _failure_loads(ix, down, bool(fail) or with_n_minus_1)
     tick()
     predicted: tuple[Prediction, ...] = ()
     if throughput is not None:
@@ -114,7 +116,7 @@ def analyze(
             site,
             plan,
             throughput,
-            fail=failed,
+            fail=fail,
             index=ix,
             arbitration=arbitration,
             fabric_routes=fabric_routes,
@@ -131,7 +133,7 @@ def analyze(
         lost_reads=rounded(tr.lost_r),
         fabric=fabric,
         torus=torus_part,
-        failure=failure_report(ix, failed) if fail else None,
+        failure=failure_report(ix, failed, down.servers) if fail else None,
         n_minus_1=n1,
         failure_loads=loads,
         findings=ix.findings,
@@ -140,12 +142,12 @@ def analyze(
     )
 
 
-def _failure_loads(ix: PlanIndex, failed: Sequence[str], wanted: bool) -> tuple[WorstFailure, ...]:
-    """Write flows on the busiest surviving router (uniform workload): with ``failed`` down, or
+def _failure_loads(ix: PlanIndex, down: Down, wanted: bool) -> tuple[WorstFailure, ...]:
+    """Write flows on the busiest surviving router (uniform workload): with ``down`` down, or
     for the worst single router, leaf and switch failure when nothing is failed."""
     if not wanted:
         return ()
-    if failed:
-        one = named_failure(ix, failed)
+    if down.routers or down.servers:
+        one = named_failure(ix, down.routers, down.servers)
         return (one,) if one is not None else ()
     return worst_failures(ix)

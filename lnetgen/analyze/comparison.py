@@ -62,11 +62,16 @@ class CompareRow:
     # flows over the busiest with all routers up, and what failed
     failure_load_ratio: float = 0.0
     failure_load_failed: str = ""
-    failure_lost: float = 0.0  # most write flows left without a route by one such failure
+    # most write flows left without a route by one such failure (a leaf or switch failure
+    # takes the servers cabled to it: lnetgen.traffic.routes.Down)
+    failure_lost: float = 0.0
     findings: int = 0
-    # predicted bandwidth of the workload (lnetgen.throughput), MB/s; None: n/a
+    # predicted bandwidth of the workload (lnetgen.throughput), MB/s; None: n/a; 0 with ranks
+    # that have no route to their OSTs (``*_unrouted``: how many; the run never completes)
     write_mb_s: float | None = None
     read_mb_s: float | None = None
+    write_unrouted: int = 0
+    read_unrouted: int = 0
     # the kinds of resource the prediction crossed without a rate: its figure is an upper bound
     write_unknown: tuple[str, ...] = ()
     read_unknown: tuple[str, ...] = ()
@@ -199,10 +204,11 @@ def compare(
             kw.update(
                 failure_load_ratio=rounded(top.ratio),
                 failure_load_failed=f"{top.scope} {top.failed}",
-                failure_lost=rounded(max(w.lost for w in a.failure_loads)),
+                failure_lost=rounded(max(max(w.lost, w.most_lost) for w in a.failure_loads)),
             )
         for pred in a.throughput:
             kw[f"{pred.op}_mb_s"] = pred.aggregate_mb_s
+            kw[f"{pred.op}_unrouted"] = pred.unrouted
             kw[f"{pred.op}_unknown"] = tuple(pred.unknown)
             kw["opensm"] = pred.opensm
             b = pred.bottleneck

@@ -2,6 +2,9 @@
 hurts, and every single-router failure summarized (N-1).
 
 A route is dead when its gateway failed (or dead on paper, see ``lnetgen.traffic.findings``).
+A failed leaf module or switch also cuts off the servers cabled to it
+(``lnetgen.traffic.routes.Down``): their targets are carried by a live failover partner, or
+lost (``ServerDown``), and their flows with them.
 A (client class, storage net) pair, or a (server group, client net) pair, is *lost* with no
 live route, falls *back* when only a worse priority than planned is alive, and is *degraded*
 with fewer live gateways at the planned one.
@@ -10,13 +13,13 @@ with fewer live gateways at the planned one.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from lnetgen.traffic.index import PlanIndex
-from lnetgen.traffic.routes import failed_mask
+from lnetgen.traffic.routes import LOST_SERVER, carriers, failed_mask
 from lnetgen.traffic.rows import NO_PRIO, Rows, State, evaluate
 from lnetgen.traffic.settings import IntArray
 
@@ -48,22 +51,82 @@ class PairStatus:
 
 
 @dataclass(frozen=True)
+class ServerDown:
+    """A server a failure takes out of service: cut off with a failed leaf module or switch
+    (``cut``), or on a live port but of a file system whose MDS is lost.  ``carried_by``:
+    the failover partner that carries its targets now ('' when they are lost)."""
+
+    name: str
+    role: str  # oss | mds
+    targets: int  # its OSTs (an OSS) or MDTs (an MDS)
+    cut: bool
+    carried_by: str
+
+
+@dataclass(frozen=True)
 class FailureReport:
     failed: tuple[str, ...]
     pairs: tuple[PairStatus, ...]  # every hurt pair, worst first
     counts: dict[str, dict[str, int]]  # side -> status -> pairs
     weighted: dict[str, dict[str, int]]  # side -> status -> members x nets
+    #: the servers out of service (cut off with a leaf or switch, or of a file system down)
+    servers: tuple[ServerDown, ...] = ()
+
+    @property
+    def lost_servers(self) -> int:
+        """Servers whose targets no live server carries."""
+        return sum(1 for s in self.servers if not s.carried_by)
 
 
-def failure_report(ix: PlanIndex, failed: Sequence[str]) -> FailureReport:
-    """Which pairs lose their planned routes when ``failed`` routers are down."""
+def _servers_down(ix: PlanIndex, cut: Sequence[str]) -> tuple[ServerDown, ...]:
+    """The servers out of service with ``cut`` cut off, in plan order."""
+    carrier = carriers(ix, cut)
+    site = {s.name: s for s in ix.site.servers}
+    out = []
+    for i, name in enumerate(ix.servers):
+        c = int(carrier[i])
+        if c == i:
+            continue
+        s = site.get(name)
+        out.append(
+            ServerDown(
+                name,
+                s.role if s is not None else "",
+                (len(s.osts) if s.role == "oss" else len(s.mdts)) if s is not None else 0,
+                name in cut,
+                "" if c == LOST_SERVER else ix.servers[c],
+            )
+        )
+    return tuple(out)
+
+
+def failure_report(
+    ix: PlanIndex, failed: Sequence[str], servers: Sequence[str] = ()
+) -> FailureReport:
+    """Which pairs lose their planned routes when ``failed`` routers are down, and which
+    servers go out of service with ``servers`` cut off.  A pair whose servers are all out of
+    service (a storage net none of whose servers is up, a server group all cut off) is left
+    out: there is nothing at its end to route to or from, and ``FailureReport.servers`` says
+    what became of their targets."""
     mask = failed_mask(ix, failed)
     pairs: list[PairStatus] = []
     counts: dict[str, dict[str, int]] = {}
     weighted: dict[str, dict[str, int]] = {}
+    out_of_service = carriers(ix, servers) != np.arange(len(ix.servers))
+    # per storage net / server group: every server of it out of service
+    up_net = np.bincount(ix.server_net[~out_of_service], minlength=len(ix.nets)) > 0
+    grp = ix.server_group
+    up_grp = np.bincount(grp[(grp >= 0) & ~out_of_service], minlength=len(ix.sgroups)) > 0
     for side in ix.sides():
         st = evaluate(side.rows, side.nkeys, mask)
         status = _status(st)
+        if servers:
+            ends = np.arange(side.nkeys, dtype=np.int64)
+            if side.name == "client":
+                gone = ~up_net[ends % max(side.width, 1)]
+            else:
+                gone = ~up_grp[ends // max(side.width, 1)]
+            status[gone] = OK
         counts[side.name] = {s: 0 for s in (DEGRADED, FALLBACK, LOST)}
         weighted[side.name] = {s: 0 for s in (DEGRADED, FALLBACK, LOST)}
         hurt = np.nonzero(status != OK)[0]
@@ -88,7 +151,7 @@ def failure_report(ix: PlanIndex, failed: Sequence[str]) -> FailureReport:
             )
     rank = {LOST: 0, FALLBACK: 1, DEGRADED: 2}
     pairs.sort(key=lambda p: (rank[p.status], p.side, p.net, p.who))
-    return FailureReport(tuple(failed), tuple(pairs), counts, weighted)
+    return FailureReport(tuple(failed), tuple(pairs), counts, weighted, _servers_down(ix, servers))
 
 
 @dataclass(frozen=True)
@@ -176,7 +239,15 @@ class WorstFailure:
     router: str  # the busiest surviving router
     flows: float  # its write flows with ``failed`` down
     normal: float  # the busiest router's flows with every router up
-    lost: float  # write flows left without a live route
+    lost: float  # write flows to servers still in service left without a live route
+    #: over every failure of the scope, the most write flows left without a live route, and
+    #: the failure that leaves them
+    most_lost: float = 0.0
+    most_lost_failed: str = ""
+    #: write flows lost with their servers (cut off with no live failover partner): no
+    #: layout can route them, so they are counted apart from ``lost``, which is what a
+    #: layout decides
+    down: float = 0.0
 
     @property
     def ratio(self) -> float:
@@ -185,18 +256,23 @@ class WorstFailure:
 
 class _WriteLoads:
     """Per-router write flows (uniform workload) under router failures, re-evaluating only the
-    (client class, storage net) pairs that route through a failed router: each pair's flows
-    spread over its live gateways at the best live priority, as in ``lnetgen.traffic.flows``."""
+    (client class, storage net) pairs that route through a failed router or go to a net whose
+    servers' flows changed: each pair's flows spread over its live gateways at the best live
+    priority, as in ``lnetgen.traffic.flows``."""
 
     def __init__(self, ix: PlanIndex) -> None:
+        self.ix = ix
         self.R = len(ix.routers)
         client = ix.sides()[0]
         self.rows, self.nkeys = client.rows, client.nkeys
-        nnet = max(len(ix.nets), 1)
+        self.nnet = nnet = max(len(ix.nets), 1)
         members = np.bincount(ix.client_class[ix.client_class >= 0], minlength=len(ix.classes))
-        frac = members / max(len(ix.site.clients), 1)
-        cls, net = np.divmod(np.arange(self.nkeys, dtype=np.int64), nnet)
-        self.weight = frac[cls] * ix.net_flows[net] if self.nkeys else np.zeros(0)
+        self.frac = members / max(len(ix.site.clients), 1)
+        self.key_cls, self.key_net = np.divmod(np.arange(self.nkeys, dtype=np.int64), nnet)
+        self.net_flows = ix.net_flows
+        self.weight = (
+            self.frac[self.key_cls] * self.net_flows[self.key_net] if self.nkeys else np.zeros(0)
+        )
         self.first = np.searchsorted(self.rows.key, np.arange(self.nkeys + 1, dtype=np.int64))
         st = evaluate(self.rows, self.nkeys, np.zeros(max(self.R, 1), dtype=bool))
         self.contrib = np.where(
@@ -215,15 +291,44 @@ class _WriteLoads:
         keep = rtr >= 0
         return np.bincount(rtr[keep], weights=w[keep], minlength=self.R).astype(np.float64)
 
-    def with_failed(self, failed: IntArray) -> npt.NDArray[np.float64]:
-        """Per router, its write flows with the routers ``failed`` (indices) down."""
+    def net_flows_with(self, cut: Sequence[str]) -> npt.NDArray[np.float64]:
+        """Per storage net, the flows its servers offer with the servers ``cut`` off (their
+        targets carried by a live failover partner, or lost: ``carriers``)."""
+        if not cut:
+            return self.net_flows
+        carrier = carriers(self.ix, cut)
+        up = carrier >= 0
+        sf = np.bincount(
+            carrier[up], weights=self.ix.server_flows[up], minlength=len(self.ix.servers)
+        )
+        nf = np.bincount(self.ix.server_net, weights=sf, minlength=len(self.net_flows))
+        return np.asarray(nf, dtype=np.float64)
+
+    def down(self, cut: Sequence[str]) -> tuple[float, npt.NDArray[np.float64]]:
+        """The write flows lost with the servers ``cut`` (no live partner carries their
+        targets), and the per-net flows the servers still in service offer."""
+        nf = self.net_flows_with(cut)
+        if not cut:
+            return 0.0, nf
+        offered = float(self.with_failed(np.zeros(0, dtype=np.int64), nf).sum())
+        return max(float(self.normal.sum()) - offered, 0.0), nf
+
+    def with_failed(
+        self, failed: IntArray, net_flows: npt.NDArray[np.float64] | None = None
+    ) -> npt.NDArray[np.float64]:
+        """Per router, its write flows with the routers ``failed`` (indices) down and each
+        storage net offering ``net_flows`` (:meth:`net_flows_with`; None: as with every
+        server up)."""
+        nf = self.net_flows if net_flows is None else net_flows
+        moved = np.nonzero(~np.isclose(nf, self.net_flows, rtol=0.0, atol=1e-12))[0]
+        changed = (moved[None, :] + self.nnet * np.arange(len(self.frac))[:, None]).reshape(-1)
         keys = np.unique(
             np.concatenate(
                 [
                     self.by_router_key[self.by_router_first[r] : self.by_router_first[r + 1]]
                     for r in failed.tolist()
                 ]
-                or [np.zeros(0, dtype=np.int64)]
+                + [changed[changed < self.nkeys].astype(np.int64)]
             )
         )
         lo, hi = self.first[keys], self.first[keys + 1]
@@ -241,9 +346,8 @@ class _WriteLoads:
         mask = np.zeros(max(self.R, 1), dtype=bool)
         mask[failed] = True
         st = evaluate(sub, len(keys), mask)
-        new = np.where(
-            st.active, self.weight[keys][sub.key] / np.maximum(st.live_n[sub.key], 1), 0.0
-        )
+        weight = self.frac[self.key_cls[keys]] * nf[self.key_net[keys]]
+        new = np.where(st.active, weight[sub.key] / np.maximum(st.live_n[sub.key], 1), 0.0)
         return self.normal - self._sum(idx, self.contrib[idx]) + self._sum(idx, new)
 
 
@@ -253,26 +357,34 @@ def router_write_flows(ix: PlanIndex, mask: npt.NDArray[np.bool_]) -> npt.NDArra
     return _WriteLoads(ix).with_failed(np.nonzero(mask[: len(ix.routers)])[0])
 
 
-def named_failure(ix: PlanIndex, failed: Sequence[str]) -> WorstFailure | None:
-    """The busiest surviving router with the ``failed`` routers down (scope ``named``)."""
+def named_failure(
+    ix: PlanIndex, failed: Sequence[str], servers: Sequence[str] = ()
+) -> WorstFailure | None:
+    """The busiest surviving router with the ``failed`` routers down and the ``servers`` cut
+    off (scope ``named``)."""
     R = len(ix.routers)
     idx = np.asarray(sorted({ix.router_id(n) for n in failed}), dtype=np.int64)
     if not R or len(idx) == R:
         return None
     loads = _WriteLoads(ix)
-    load = loads.with_failed(idx)
+    down, nf = loads.down(servers)
+    load = loads.with_failed(idx, nf)
     load[idx] = -1.0
     top = int(np.argmax(load))
-    lost = round(max(float(loads.normal.sum()) - float(load[load >= 0].sum()), 0.0), 6)
+    total = float(loads.normal.sum()) - down
+    lost = round(max(total - float(load[load >= 0].sum()), 0.0), 6)
     name = ",".join(ix.routers[i] for i in idx.tolist())
     return WorstFailure(
-        "named", name, ix.routers[top], float(load[top]), float(loads.normal.max()), lost
-    )
+        "named", name, ix.routers[top], float(load[top]), float(loads.normal.max()), lost,
+        down=round(down, 6),
+    )  # fmt: skip
 
 
 def worst_failures(ix: PlanIndex) -> tuple[WorstFailure, ...]:
     """For each scope (single router, single leaf module, single switch), the failure that
-    loads one surviving router most.  A TOR switch is its own leaf: its scope is reported
+    loads one surviving router most.  A leaf module or switch fails physically: the servers
+    cabled to it go with its routers (``lnetgen.traffic.routes.Down``), their flows carried
+    by a live failover partner or lost.  A TOR switch is its own leaf: its scope is reported
     once, as ``leaf``."""
     R = len(ix.routers)
     if not R:
@@ -283,25 +395,38 @@ def worst_failures(ix: PlanIndex) -> tuple[WorstFailure, ...]:
     normal = float(loads.normal.max())
     total = float(loads.normal.sum())
     scopes: dict[str, dict[str, list[int]]] = {"router": {}, "leaf": {}, "switch": {}}
+    cut: dict[str, dict[str, list[str]]] = {"router": {}, "leaf": {}, "switch": {}}
     for i, name in enumerate(routers):
         scopes["router"][name] = [i]
         scopes["leaf"].setdefault(leaf.get(name, ""), []).append(i)
         if "/" in leaf.get(name, ""):
             scopes["switch"].setdefault(leaf[name].split("/")[0], []).append(i)
+    for name, label in zip(ix.servers, ix.server_leaf, strict=True):
+        scopes["leaf"].setdefault(label, [])
+        cut["leaf"].setdefault(label, []).append(name)
+        if "/" in label:
+            scopes["switch"].setdefault(label.split("/")[0], [])
+            cut["switch"].setdefault(label.split("/")[0], []).append(name)
     out = []
     for scope, groups in scopes.items():
         best: WorstFailure | None = None
+        most, most_failed = 0.0, ""
         for failed, members in groups.items():
             if len(members) == R:
                 continue
             idx = np.asarray(members, dtype=np.int64)
-            load = loads.with_failed(idx)
+            down, nf = loads.down(cut[scope].get(failed, ()))
+            load = loads.with_failed(idx, nf)
             load[idx] = -1.0
             top = int(np.argmax(load))
             flows = float(load[top])
+            lost = round(max(total - down - float(load[load >= 0].sum()), 0.0), 6)
+            if lost > most + 1e-9:
+                most, most_failed = lost, failed
             if best is None or flows > best.flows + 1e-9:
-                lost = round(max(total - float(load[load >= 0].sum()), 0.0), 6)
-                best = WorstFailure(scope, failed, routers[top], flows, normal, lost)
+                best = WorstFailure(
+                    scope, failed, routers[top], flows, normal, lost, down=round(down, 6)
+                )
         if best is not None:
-            out.append(best)
+            out.append(replace(best, most_lost=most, most_lost_failed=most_failed))
     return tuple(out)

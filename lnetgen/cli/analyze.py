@@ -35,7 +35,7 @@ from lnetgen.cli.place import format_placement, place_clients_cmd, place_group, 
 from lnetgen.cli.siteplan import format_option, load_plan, model_settings, num, plan_option
 
 if TYPE_CHECKING:  # the library is imported lazily at run time
-    from lnetgen.analyze import Analysis, LinkStats, Settings
+    from lnetgen.analyze import Analysis, FailureReport, LinkStats, Settings
     from lnetgen.throughput import Prediction
     from lnetgen.traffic.dragonfly import DragonflyReport
 
@@ -58,8 +58,9 @@ def pct(x: float) -> str:
     "--fail",
     "fail",
     metavar="NAMES",
-    help="fail routers (a node set: 'rtr[01-02]'), a leaf (core1/L01) or switch (all its "
-    "routers), or a storage net or group (its priority-0 routers); repeatable",
+    help="fail routers (a node set: 'rtr[01-02]'), a leaf (core1/L01) or switch (every router "
+    "and server cabled to it; a server's targets move to a live failover partner), or a "
+    "storage net or group (its priority-0 routers); repeatable",
 )
 @click.option("--all", "show_all", is_flag=True, help="list every hurt pair and every router")
 @model_options
@@ -102,7 +103,8 @@ def analyze_cmd(
     not give; a rates legend names each rate's inventory source, or the option that gave it.
 
     Exit status: 0 ok; 1 findings (routes dead on paper, missing hop counts, an invalid
-    inventory) or, with --fail, a pair left without any live route; 2 bad input or usage.
+    inventory) or, with --fail, a pair left without any live route or a server's targets
+    without a live server; 2 bad input or usage.
     """
     from lnetgen.analyze import LOST, analyze
 
@@ -125,7 +127,8 @@ def analyze_cmd(
     else:
         for line in format_analysis(result, show_all):
             click.echo(line)
-    lost = result.failure is not None and any(p.status == LOST for p in result.failure.pairs)
+    f = result.failure
+    lost = f is not None and (any(p.status == LOST for p in f.pairs) or f.lost_servers > 0)
     sys.exit(EXIT_FINDINGS if (result.findings or lost) else EXIT_OK)
 
 
@@ -181,6 +184,7 @@ def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
         out.append(
             f"  unserved: {num(a.lost_writes, 1)} write flows and {num(a.lost_reads, 1)} read "
             "flows have no live route"
+            + (" or server (see the servers out of service below)" if _servers_down(a) else "")
         )
     fb = a.fabric
     out.append("")
@@ -297,16 +301,19 @@ def throughput_lines(preds: Sequence[Prediction]) -> list[str]:
     ]
     for p in preds:
         most = "at most " if p.bound else ""
-        line = f"  {p.op + 's':<6}: {most}{gb_s(p.aggregate_mb_s)}"
-        if p.bound:
-            line += f" (bound: no {', '.join(p.unknown)} rate)"
-        line += " as IOR reports it"
-        if p.aggregate_mb_s is not None:
-            line += (
-                f" (all ranks running: {most}{gb_s(p.steady_mb_s)}; per rank {most}"
-                f"{num(p.rank_min_mb_s or 0, 1)}-{num(p.rank_max_mb_s or 0, 1)} MB/s)"
-            )
-        out.append(line)
+        if p.unrouted:
+            out.extend(_unrouted_lines(p, most))
+        else:
+            line = f"  {p.op + 's':<6}: {most}{gb_s(p.aggregate_mb_s)}"
+            if p.bound:
+                line += f" (bound: no {', '.join(p.unknown)} rate)"
+            line += " as IOR reports it"
+            if p.aggregate_mb_s is not None:
+                line += (
+                    f" (all ranks running: {most}{gb_s(p.steady_mb_s)}; per rank {most}"
+                    f"{num(p.rank_min_mb_s or 0, 1)}-{num(p.rank_max_mb_s or 0, 1)} MB/s)"
+                )
+            out.append(line)
         b = p.bottleneck
         if b is not None:
             out.append(
@@ -323,6 +330,23 @@ def throughput_lines(preds: Sequence[Prediction]) -> list[str]:
     return out
 
 
+def _unrouted_lines(p: Prediction, most: str) -> list[str]:
+    """A prediction some of whose ranks have no route: IOR's figure is 0 (the hung ranks never
+    finish), then what the ranks with a route move while they run."""
+    out = [
+        f"  {p.op + 's':<6}: 0 GB/s as IOR reports it: no route for {p.unrouted} of {p.ranks} "
+        "ranks (their OSTs are out of reach; the run never completes)"
+    ]
+    if p.steady_mb_s is not None:
+        bound = f" (bound: no {', '.join(p.unknown)} rate)" if p.bound else ""
+        out.append(
+            f"          the {p.ranks - p.unrouted} ranks with a route, running without the "
+            f"others: {most}{gb_s(p.steady_mb_s)}{bound}; per rank {most}"
+            f"{num(p.rank_min_mb_s or 0, 1)}-{num(p.rank_max_mb_s or 0, 1)} MB/s"
+        )
+    return out
+
+
 def _share(v: float, total: float) -> str:
     return f"{100 * v / total:.0f}%" if total > 0 else "-"
 
@@ -331,7 +355,8 @@ def _failure_lines(a: Analysis, show_all: bool) -> list[str]:
     out: list[str] = []
     if a.failure is not None:
         f = a.failure
-        out.append(f"failure of {len(f.failed)} router(s): {', '.join(f.failed)}")
+        out.append(f"failure of {len(f.failed)} router(s): {', '.join(f.failed) or 'none'}")
+        out += _server_lines(f, show_all)
         for side, what in (
             ("client", "clients x storage nets"),
             ("server", "servers x client nets"),
@@ -383,16 +408,49 @@ def _failure_lines(a: Analysis, show_all: bool) -> list[str]:
     return out
 
 
+def _server_lines(f: FailureReport, show_all: bool) -> list[str]:
+    """The servers a failure takes out of service: cut off with a failed leaf module or
+    switch (every port cabled to it goes dark), or of a file system whose MDS is lost."""
+    if not f.servers:
+        return []
+    cut = sum(1 for s in f.servers if s.cut)
+    out = [
+        f"  servers out of service: {len(f.servers)} ({cut} cabled to the failed leaf module or "
+        f"switch); targets lost on {f.lost_servers}, carried by a failover partner on "
+        f"{len(f.servers) - f.lost_servers}"
+    ]
+    shown = f.servers if show_all else f.servers[:30]
+    for s in shown:
+        why = "cut off" if s.cut else "its file system's MDS is lost"
+        kind = "OSTs" if s.role == "oss" else "MDTs"
+        fate = f"carried by {s.carried_by}" if s.carried_by else "lost"
+        out.append(f"  {'lost' if not s.carried_by else 'moved':<8} server {s.name} ({s.role}, "
+                   f"{s.targets} {kind}): {why}; targets {fate}")  # fmt: skip
+    if len(shown) < len(f.servers):
+        out.append(f"  ... {len(f.servers) - len(shown)} more servers (--all)")
+    return out
+
+
+def _servers_down(a: Analysis) -> bool:
+    """Whether the failure took servers out of service."""
+    return a.failure is not None and bool(a.failure.servers)
+
+
 def _load_lines(a: Analysis) -> list[str]:
     """The busiest surviving router under the failure(s), in write flows (uniform workload)."""
     out = []
     for w in a.failure_loads:
+        down = "routers and servers" if a.failure is not None and a.failure.servers else "routers"
         what = (
-            "with the failed routers down"
+            f"with the failed {down} down"
             if w.scope == "named"
             else (f"worst single {w.scope} failure ({w.failed})")
         )
         lost = f", {w.lost:g} flows without a route" if w.lost else ""
+        if w.down:
+            lost += f", {w.down:g} lost with their servers"
+        if w.most_lost > w.lost + 1e-9:
+            lost += f"; most without a route: {w.most_lost:g} ({w.most_lost_failed})"
         out.append(
             f"  {what}: busiest router {w.router} carries {w.flows:.2f} write flows, "
             f"{w.ratio:.2f}x the busiest with all up ({w.normal:.2f}){lost}"

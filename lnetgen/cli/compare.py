@@ -160,9 +160,12 @@ class Rates:
         return cls(settings, tuple(entries.items()), unrated(site, routes, storage))
 
     @staticmethod
-    def figure(x: float | None, unknown: tuple[str, ...]) -> str:
+    def figure(x: float | None, unknown: tuple[str, ...], unrouted: int = 0) -> str:
         """A predicted figure: ``"<=48.3 GB/s"`` when it is an upper bound (its prediction
-        crossed the kinds ``unknown`` without a rate)."""
+        crossed the kinds ``unknown`` without a rate); ``"0 (no route: 48 ranks)"`` when
+        ``unrouted`` ranks cannot reach their OSTs (the run never completes)."""
+        if unrouted:
+            return f"0 (no route: {unrouted} ranks)"
         return ("<=" if x is not None and unknown else "") + gb_s(x)
 
     def row(self, r: CompareRow) -> dict[str, Any]:
@@ -171,7 +174,11 @@ class Rates:
         ``flow_rates`` (the flow counts' rates with where each came from)."""
         d = r.as_dict()
         for op in ("write", "read"):
-            d[f"{op}_bound"] = bool(d.get(f"{op}_unknown")) and d.get(f"{op}_mb_s") is not None
+            d[f"{op}_bound"] = (
+                bool(d.get(f"{op}_unknown"))
+                and d.get(f"{op}_mb_s") is not None
+                and not d.get(f"{op}_unrouted")
+            )
         d["unknown"] = list(self.unknown)
         d["sources"] = {k: list(v) for k, v in self.sources}
         s = self.settings
@@ -190,8 +197,8 @@ def format_compare(rows: list[CompareRow], rates: Rates | None = None) -> list[s
     rates = rates or Rates()
     cells = {
         r.strategy: (
-            rates.figure(r.write_mb_s, r.write_unknown),
-            rates.figure(r.read_mb_s, r.read_unknown),
+            rates.figure(r.write_mb_s, r.write_unknown, r.write_unrouted),
+            rates.figure(r.read_mb_s, r.read_unknown, r.read_unrouted),
         )
         for r in rows
     }
@@ -228,13 +235,19 @@ def format_compare(rows: list[CompareRow], rates: Rates | None = None) -> list[s
     )
     out.append(
         "fail load/lost: over every single router, leaf and switch failure, the most write flows "
-        "on a surviving router (over the busiest with all routers up) / the most flows left "
-        "without a route"
+        "on a surviving router (over the busiest with all routers up) / the most flows to "
+        "servers still in service left without a route (a leaf or switch failure also takes the "
+        "servers cabled to it; flows lost with them are not counted: no layout routes them)"
     )
     out.append(
         "write/read: predicted bandwidth of the workload as IOR reports it (lnetgen.throughput; "
         "n/a where the site gives no rate that bounds it)"
     )
+    if any(r.write_unrouted or r.read_unrouted for r in rows):
+        out.append(
+            "  no route: N ranks: the workload's ranks that cannot reach the OSTs of their "
+            "file; they hang, the run never completes, and IOR reports nothing (0)"
+        )
     crossed = sorted(
         {k for r in rows for k in (*r.write_unknown, *r.read_unknown)},
         key=lambda k: (rates.unknown.index(k) if k in rates.unknown else len(rates.unknown), k),

@@ -109,12 +109,14 @@ def _predicted(preds: Sequence[Prediction]) -> list[str]:
 
     def gb(op: str) -> str:
         p = by.get(op)
+        if p is not None and p.unrouted:
+            return f"0 (no route: {p.unrouted} ranks)"
         return "n/a" if p is None or p.aggregate_mb_s is None else f"{p.aggregate_mb_s / 1000:.1f}"
 
     w = by.get("write")
     b = w.bottleneck if w is not None else None
     neck = f"{b.kind} {b.name} ({pct(b.utilisation)})" if b is not None else "n/a"
-    most = "at most " if any(p.bound for p in preds) else ""
+    most = "at most " if any(p.bound and not p.unrouted for p in preds) else ""
     return [f"{most}{gb('write')} / {gb('read')} GB/s", neck]
 
 
@@ -160,15 +162,23 @@ def _facts(site: Site) -> tuple[tuple[str, str], ...]:
     return tuple(facts)
 
 
-def _model(settings: Settings, routes: tuple[FabricRoutes | None, ...] = ()) -> str:
-    """The traffic model in one sentence (two when OpenSM's routes feed the predictions)."""
+def _model(
+    settings: Settings, routes: tuple[FabricRoutes | None, ...] = (), torus: bool = True
+) -> str:
+    """The traffic model in one sentence (two when OpenSM's routes feed the predictions).
+    The torus saturation clause only on a site whose clients sit on a ``torus``: elsewhere
+    there is no torus link to saturate, and "n/a flows (n/a / ...)" said nothing."""
     routed = [r for r in routes if r is not None]
     ost = given_mb_s(settings.ost_mb_s, settings.ost_source)
+    saturates = (
+        f"; a torus link saturates above {fmt(settings.saturation)} flows "
+        f"({given_mb_s(settings.link_mb_s, settings.link_source)} / {ost})"
+        if torus
+        else ""
+    )
     return (
         f"Uniform workload: every client reads and writes an equal share of every OST's "
-        f"stream; one flow = one OST at {ost} (counted by "
-        f"{settings.weight_by}); a torus link saturates above {fmt(settings.saturation)} flows "
-        f"({given_mb_s(settings.link_mb_s, settings.link_source)} / {ost})."
+        f"stream; one flow = one OST at {ost} (counted by {settings.weight_by}){saturates}."
     ) + (
         f" Predicted bandwidth follows OpenSM's simulated routes of "
         f"{', '.join(r.fabric for r in routed)} ({routed[0].settings} settings)."
@@ -189,6 +199,11 @@ def _rates(settings: Settings, items: Sequence[Solved | Unsolved]) -> tuple[str,
             "predicted write / read: the workload's bandwidth as IOR reports it (n/a where no "
             "rate bounds it); bottleneck: the resource that holds back the slowest writers."
         )
+        if any(p.unrouted for p in preds):
+            note += (
+                " no route: N ranks: ranks that cannot reach the OSTs of their file hang, the "
+                "run never completes, and IOR reports nothing (0)."
+            )
         gaps = dict.fromkeys(k for p in preds if p.bound for k in p.unknown)
         if gaps:
             note += (
@@ -270,7 +285,7 @@ def build_report(
         digest=site.digest[:16],
         mode="compare" if compare else "single",
         facts=_facts(site),
-        model=_model(settings, routes),
+        model=_model(settings, routes, site.torus is not None),
         summary=_summary(site, items),
         failure_chart=failure_chart(solved),
         views=tuple(views),

@@ -78,6 +78,11 @@ class Prediction:
     ``aggregate_mb_s``: IOR's figure, bytes / time of the slowest rank, ranks re-sharing what
     finished ranks free; ``steady_mb_s``: the sum of the ranks' rates while all run (what a
     stonewalled run reports); ``rank_*``: the spread of per-rank rates while all run;
+    ``unrouted``: the job's ranks with no live route to some OST of their file (a failure
+    took their gateways, or the servers of their OSTs).  Such a rank hangs, so the run never
+    completes: IOR reports nothing, and ``aggregate_mb_s`` is 0, never the figure of the
+    ranks that do run.  ``steady_mb_s`` and ``rank_*`` are then those of the ranks with a
+    route (``ranks - unrouted``) running without the hung ones (None when none has one);
     ``bound_mb_s``: per resource kind, the sum of the capacities the workload can use (a
     bound on the aggregate for the kinds every rank's data crosses whole -- injection, router,
     the ports, oss, ost -- not for the links only part of it crosses: fabric, local, global
@@ -108,6 +113,7 @@ class Prediction:
     background_nodes: int = 0
     bound: bool = False
     sources: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    unrouted: int = 0
 
 
 def predict(
@@ -215,7 +221,9 @@ def solved(
         weight = np.exp2(-p.torus.rank_hops(p.nranks))
     sh = max_min(p, weight=weight)
     bounded = np.isfinite(sh.rate) & (sh.frozen_by != -1)
-    served = p.served & job
+    stranded = np.zeros(p.nranks, dtype=bool) if built.stranded is None else built.stranded
+    unrouted = int(count[:njob][stranded[:njob]].sum())
+    served = p.served & job & ~stranded
     torus_note = _torus_note(site)
     unknown = tuple(k for k in KINDS if k in built.unknown)
     if site.torus is not None and site.rates.torus_link is None:
@@ -225,17 +233,18 @@ def solved(
     if not served.any() or not bounded[served].all():
         return Prediction(
             site.name, plan.strategy, spec.label(), spec.op, ranks, nodes,
-            None, None, None, None, None, None, None, bounds, unknown, torus_note,
-            arbitration="age" if weight is not None else "fair",
-            opensm=routed, background_nodes=others, sources=sources,
+            0.0 if unrouted else None, None, None, None, None, None, None, bounds, unknown,
+            torus_note, arbitration="age" if weight is not None else "fair",
+            opensm=routed, background_nodes=others, sources=sources, unrouted=unrouted,
         )  # fmt: skip
     done = completion(p, weight=weight, start=sh, endless=~job)
     rate = sh.rate
     if cl is not None:  # per rank, as each rank of a class gets it
         rate, done, served = rate[cl.of], done[cl.of], served[cl.of]
     rate, done = rate[served], done[served]
-    aggregate = float(rate.size / done.max())
-    slow = int(np.argmin(sh.rate + np.where(p.served & job, 0, np.inf)))
+    # a rank without a route hangs: the run never ends, and IOR reports nothing
+    aggregate = 0.0 if unrouted else float(rate.size / done.max())
+    slow = int(np.argmin(sh.rate + np.where(p.served & job & ~stranded, 0, np.inf)))
     neck = _bottleneck(p, built, sh, njob, slow, weight is None, count)
     neck = replace(neck, source=resource_entry(site, neck.kind, neck.name))
     return Prediction(
@@ -260,6 +269,7 @@ def solved(
         background_nodes=others,
         bound=bool(unknown),
         sources=sources,
+        unrouted=unrouted,
     )
 
 

@@ -30,7 +30,7 @@ from lnetgen.throughput.links import (
 from lnetgen.throughput.share import Problem, Torus, stack_rows
 from lnetgen.throughput.workload import MAX_SUBFLOWS, Ranks
 from lnetgen.traffic import IntArray, PlanIndex
-from lnetgen.traffic.routes import Shares, failed_mask, resolve_failures, shares
+from lnetgen.traffic.routes import Shares, fail_state, shares
 from lnetgen.traffic.rows import evaluate
 from lnetgen.traffic.settings import BoolArray, FloatArray
 
@@ -89,6 +89,8 @@ class _Built:
     subflows: Subflows | None = None  # with ``keep_subflows`` only
     #: the ranks' classes when the problem's columns are classes (``lnetgen.throughput.classes``)
     classes: Classes | None = None
+    #: per column: the rank has no live route to some OST of its file (``_Pairs.stranded``)
+    stranded: BoolArray | None = None
 
 
 @dataclass(eq=False)
@@ -176,8 +178,14 @@ def _pop(k: _Kind, part: int, width: int) -> sp.csc_matrix:
 @dataclass(frozen=True)
 class _Pairs:
     """The (rank, OST) pairs of one direction, each with the key of the route that carries it
-    (``shares`` rows ``first[key]:first[key + 1]``, ``per_pair`` of them) and whether it has
-    one (``usable``).  Without an OST rate, one pair per (rank, server), ``ost`` -1."""
+    (``shares`` rows ``first[key]:first[key + 1]``, ``per_pair`` of them) and whether it is
+    laid out (``usable``).  Without an OST rate, one pair per (rank, server), ``ost`` -1.
+
+    ``stranded``, per rank: some OST of its file has no live route (no gateway alive, the
+    client in no class, or the OST's server cut off with no partner carrying it).  Such a
+    rank hangs in its write or read -- Lustre waits for the OST -- so it moves nothing and
+    the run never ends: its pairs are not laid out at all (not ``usable``), and the
+    prediction counts it (``Prediction.unrouted``) instead of leaving it out silently."""
 
     rank: IntArray
     server: IntArray
@@ -187,6 +195,7 @@ class _Pairs:
     usable: BoolArray
     shares: Shares
     per_pair: IntArray
+    stranded: BoolArray
 
     def subflows(self, classes: Classes | None = None) -> int:
         """The (rank, OST, router) subflows these pairs make (``classes``: the ranks are
@@ -195,19 +204,26 @@ class _Pairs:
         return int(per.sum())
 
 
-def _pairs(site: Site, ix: PlanIndex, ranks: Ranks, op: str, mask: BoolArray) -> _Pairs:
-    """The pairs of ``ranks`` as ``op`` sends them, with failed routers ``mask``."""
+def _pairs(
+    site: Site, ix: PlanIndex, ranks: Ranks, op: str, mask: BoolArray, carrier: IntArray
+) -> _Pairs:
+    """The pairs of ``ranks`` as ``op`` sends them, with failed routers ``mask`` and each
+    OST's server replaced by the one that carries its targets (``carrier``, -1: none)."""
     S = len(ix.servers)
     nnet, ncnet = len(ix.nets), len(ix.client_nets)
     client, server = ix.sides()
     p_rank, p_ost, p_w = ranks.pair_rank, ranks.pair_ost, ranks.pair_w
+    ost_server = carrier[ranks.ost_server] if len(ranks.ost_server) else ranks.ost_server
+    ost_server = np.where(ost_server < 0, S, ost_server)  # S: no server carries the OST
     if site.rates.ost is None:  # OSTs limit nothing: one pair per (rank, server) is enough
-        key = p_rank * S + ranks.ost_server[p_ost]
+        key = p_rank * (S + 1) + ost_server[p_ost]
         ukey, inv = np.unique(key, return_inverse=True)
         p_w = np.bincount(inv, weights=p_w, minlength=len(ukey)).astype(np.float64)
-        p_rank, p_srv, p_ost = ukey // S, ukey % S, np.full(len(ukey), -1, dtype=np.int64)
+        p_rank, p_srv, p_ost = ukey // (S + 1), ukey % (S + 1), np.full(len(ukey), -1)
     else:
-        p_srv = ranks.ost_server[p_ost]
+        p_srv = ost_server[p_ost]
+    carried = p_srv < S
+    p_srv = np.where(carried, p_srv, 0)
     p_node = ranks.node[p_rank]
     # each pair's route: the routers that carry it
     if op == "write":
@@ -222,7 +238,11 @@ def _pairs(site: Site, ix: PlanIndex, ranks: Ranks, op: str, mask: BoolArray) ->
         keys = np.maximum(grp, 0) * ncnet + np.maximum(kn, 0)
         usable = (grp >= 0) & (kn >= 0)
     per_pair = sh.first[keys + 1] - sh.first[keys]
-    return _Pairs(p_rank, p_srv, p_ost, p_w, keys, usable, sh, per_pair)
+    # a rank with any OST out of reach hangs: none of its pairs is laid out
+    stranded = np.zeros(len(ranks.node), dtype=bool)
+    stranded[p_rank[~(usable & carried & (per_pair > 0))]] = True
+    usable = usable & carried & ~stranded[p_rank]
+    return _Pairs(p_rank, p_srv, p_ost, p_w, keys, usable, sh, per_pair, stranded)
 
 
 def _refuse(ix: PlanIndex, ranks: Ranks, nsub: int) -> None:
@@ -239,9 +259,9 @@ def check_size(ix: PlanIndex, ranks: Ranks, ops: Sequence[str], fail: Sequence[s
     """Refuse ``ranks`` (``InputError``) if any of ``ops`` would make more subflows than
     lnetgen models, before anything of that size is built: a command predicting writes and
     reads says so at once, not after solving the writes."""
-    mask = failed_mask(ix, resolve_failures(ix.plan, fail) if fail else ())
+    mask, carrier = fail_state(ix, fail)
     for op in ops:
-        _refuse(ix, ranks, _pairs(ix.site, ix, ranks, op, mask).subflows())
+        _refuse(ix, ranks, _pairs(ix.site, ix, ranks, op, mask, carrier).subflows())
 
 
 def build(
@@ -261,9 +281,9 @@ def build(
     classes (``merged``), counted by their ranks against the limit."""
     rates = site.rates
     op = ranks.spec.op
-    mask = failed_mask(ix, resolve_failures(ix.plan, fail) if fail else ())
+    mask, carrier = fail_state(ix, fail)
     n = len(ranks.node)
-    pf = _pairs(site, ix, ranks, op, mask)
+    pf = _pairs(site, ix, ranks, op, mask, carrier)
     p_rank, p_srv, p_ost, p_w = pf.rank, pf.server, pf.ost, pf.weight
     keys, usable, sh, per_pair = pf.keys, pf.usable, pf.shares, pf.per_pair
     _refuse(ix, ranks, pf.subflows(classes))
@@ -299,7 +319,8 @@ def build(
         rank, router, w = (np.concatenate([k[i] for k in kept]) for i in range(3))
         subs = Subflows(rank, router, w, ranks.node, op)
     torus = tor.torus() if tor is not None else None
-    return _Built(Problem(n, use, caps, torus), tuple(names), frozenset(res.unknown), subs, classes)
+    problem = Problem(n, use, caps, torus)
+    return _Built(problem, tuple(names), frozenset(res.unknown), subs, classes, pf.stranded)
 
 
 def _slices(p_rank: IntArray, per_pair: IntArray, n: int, whole: bool) -> list[int]:

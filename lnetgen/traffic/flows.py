@@ -15,6 +15,8 @@ storage side, for the uniform workload or an explicit one, with some routers dow
   router), then router -> client on the torus.  For round-robin and nearest-neighbor the
   servers route back through every router of the set, so reads do not follow the client's
   chosen router.
+* Servers cut off (a failed leaf module or switch, ``lnetgen.traffic.routes.carriers``): a
+  server's flows go to its failover partner when the partner is up, and are lost otherwise.
 """
 
 from __future__ import annotations
@@ -55,8 +57,12 @@ def _dense(owner: IntArray, col: IntArray, w: FloatArray, nrows: int, ncols: int
     return np.asarray(flat, dtype=np.float64).reshape(nrows, ncols)
 
 
-def traffic(ix: PlanIndex, mask: BoolArray, workload: Workload | None) -> Traffic:
-    """Where the flows of ``workload`` (None: uniform) go with the routers in ``mask`` down."""
+def traffic(
+    ix: PlanIndex, mask: BoolArray, workload: Workload | None, carrier: IntArray | None = None
+) -> Traffic:
+    """Where the flows of ``workload`` (None: uniform) go with the routers in ``mask`` down;
+    ``carrier``: per server, the server that carries its targets, -1 when none does
+    (``lnetgen.traffic.routes.carriers``; None: every server up)."""
     R = len(ix.routers)
     nnet, ncnet = len(ix.nets), len(ix.client_nets)
     C, S = len(ix.classes), len(ix.servers)
@@ -73,10 +79,15 @@ def traffic(ix: PlanIndex, mask: BoolArray, workload: Workload | None) -> Traffi
     srv_share = srv_share.reshape(S, ncnet, R)
     n = len(ix.site.clients)
     c_cls, c_net = np.divmod(csh.key, max(nnet, 1))
+    carrier = np.arange(S, dtype=np.int64) if carrier is None else carrier
+    alive = carrier >= 0
     if workload is None:
-        nf = ix.net_flows
+        # the flows each server offers, its targets' moved to the partner that carries them
+        sf = np.bincount(carrier[alive], weights=ix.server_flows[alive], minlength=S)
+        gone = float(ix.server_flows[~alive].sum())
+        nf = np.bincount(ix.server_net, weights=sf, minlength=nnet).astype(np.float64)
         w_matrix = _dense(c_cls, csh.router, csh.share * nf[c_net], C, R) / max(n, 1)
-        r_matrix = np.einsum("skr,s->kr", srv_share, ix.server_flows) / max(n, 1)
+        r_matrix = np.einsum("skr,s->kr", srv_share, sf) / max(n, 1)
         w_client = np.nonzero(ix.client_class >= 0)[0].astype(np.int64)
         w_key = ix.client_class[w_client]
         r_client = np.nonzero(ix.client_cnet >= 0)[0].astype(np.int64)
@@ -85,16 +96,20 @@ def traffic(ix: PlanIndex, mask: BoolArray, workload: Workload | None) -> Traffi
         class_frac = members / max(n, 1)
         # per unit of a net's flows, the part each router carries
         u_net = _dense(c_net, csh.router, csh.share * class_frac[c_cls], nnet, R)
-        w_server = u_net[ix.server_net] * ix.server_flows[:, None]
+        w_server = u_net[ix.server_net] * sf[:, None]
         cnet_frac = np.bincount(ix.client_cnet[ix.client_cnet >= 0], minlength=ncnet) / max(n, 1)
-        v_server = np.einsum("skr,k,s->sr", srv_share, cnet_frac, ix.server_flows)
-        # what is lost: the share of pairs with no live gateway
+        v_server = np.einsum("skr,k,s->sr", srv_share, cnet_frac, sf)
+        # what is lost: the share of pairs with no live gateway, and the lost servers' flows
         has_w = (cst.live_n > 0).reshape(C, nnet)
         lost_w = float((class_frac[:, None] * nf[None, :] * ~has_w).sum())
+        lost_w += float(class_frac.sum()) * gone
         has_r = srv_share.sum(axis=2) > 0  # (S, ncnet)
-        lost_r = float((cnet_frac[None, :] * ix.server_flows[:, None] * ~has_r).sum())
+        lost_r = float((cnet_frac[None, :] * sf[:, None] * ~has_r).sum())
+        lost_r += float(cnet_frac.sum()) * gone
     else:
-        sidx = np.asarray([ix.server_id(s) for s in workload.servers], dtype=np.int64)
+        named = np.asarray([ix.server_id(s) for s in workload.servers], dtype=np.int64)
+        up = carrier[named] >= 0 if len(named) else np.zeros(0, dtype=bool)
+        sidx = np.maximum(carrier[named], 0) if len(named) else named
         cl = np.asarray(workload.clients, dtype=np.int64)
         fl = np.asarray(workload.flows, dtype=np.float64)
         P = len(cl)
@@ -102,10 +117,10 @@ def traffic(ix: PlanIndex, mask: BoolArray, workload: Workload | None) -> Traffi
         kn = ix.client_cnet[cl]
         net = ix.server_net[sidx]
         owner, row = csh.rows_of(np.maximum(cls, 0) * nnet + net)
-        keep = cls[owner] >= 0
+        keep = (cls[owner] >= 0) & up[owner]
         owner, row = owner[keep], row[keep]
         w_matrix = _dense(owner, csh.router[row], csh.share[row] * fl[owner], P, R)
-        rrow = np.where((kn >= 0)[:, None], srv_share[sidx, np.maximum(kn, 0)], 0.0)
+        rrow = np.where(((kn >= 0) & up)[:, None], srv_share[sidx, np.maximum(kn, 0)], 0.0)
         r_matrix = rrow * fl[:, None]
         w_client = r_client = cl
         w_key = r_key = np.arange(P, dtype=np.int64)

@@ -19,21 +19,49 @@ from lnetgen.traffic.settings import BoolArray, FloatArray, IntArray, input_erro
 _MAX_NAMED = 10
 
 
-def resolve_failures(plan: Plan, names: Iterable[str]) -> tuple[str, ...]:
-    """Router names for ``--fail`` arguments: a router, a leaf label (``core1/L01``) or switch
-    name (all its routers), a storage net (its priority-0 routers) or a group name (the same).
-    Raises ``InputError`` for a name that is none of these."""
+@dataclass(frozen=True)
+class Down:
+    """What a ``--fail`` takes down.
+
+    ``routers``: the routers named, those of a storage net or group, and every router cabled
+    to a failed leaf module or switch.  ``servers``: every server cabled to a failed leaf
+    module or switch.  A dead leaf module (or a whole switch) is a physical failure: it cuts
+    off every port cabled to it, the servers' as well as the routers', and an administrator
+    asking what losing a line card does expects the servers on it to go dark too (their OSTs
+    reachable only through a failover partner cabled elsewhere, see :func:`carriers`).  A
+    Multi-Rail host's ports are all on one leaf module, so it goes down whole.  Naming a
+    router, a storage net or a group fails routers only."""
+
+    routers: tuple[str, ...] = ()
+    servers: tuple[str, ...] = ()
+
+
+def _on(label: str, name: str) -> bool:
+    """Whether a host cabled to ``label`` (``switch/leaf``, or a TOR ``switch``) is cut off
+    when ``name`` (a leaf label or a switch) fails."""
+    return label == name or label.startswith(name + "/")
+
+
+def resolve_down(plan: Plan, names: Iterable[str]) -> Down:
+    """The routers and servers ``--fail`` arguments take down: a router, a leaf label
+    (``core1/L01``) or switch name (every router and server cabled to it, see :class:`Down`),
+    a storage net (its priority-0 routers) or a group name (the same).  Raises
+    ``InputError`` for a name that is none of these."""
     routers = [r.name for r in plan.routers]
     leaf = {r.name: r.leaf for r in plan.routers}
+    server_leaf = {s.name: s.leaf for s in plan.servers}
     out: set[str] = set()
+    dark: set[str] = set()
     unknown: list[str] = []
     for name in names:
         if name in leaf:
             out.add(name)
             continue
-        by_leaf = [r for r in routers if leaf[r] == name or leaf[r].startswith(name + "/")]
-        if by_leaf:
+        by_leaf = [r for r in routers if _on(leaf[r], name)]
+        cut = [s for s, lab in server_leaf.items() if _on(lab, name)]
+        if by_leaf or cut:
             out.update(by_leaf)
+            dark.update(cut)
             continue
         try:
             canon = nodes.canonical_net(name)
@@ -54,7 +82,55 @@ def resolve_failures(plan: Plan, names: Iterable[str]) -> tuple[str, ...]:
             "E-FAIL-NAME",
             f"--fail {named}: not a router, leaf, switch, storage net or group of this plan",
         )
-    return tuple(r for r in routers if r in out)
+    return Down(
+        tuple(r for r in routers if r in out),
+        tuple(s.name for s in plan.servers if s.name in dark),
+    )
+
+
+def resolve_failures(plan: Plan, names: Iterable[str]) -> tuple[str, ...]:
+    """The routers ``--fail`` arguments take down (:func:`resolve_down`'s ``routers``)."""
+    return resolve_down(plan, names).routers
+
+
+#: ``carriers``: a server whose targets no live server carries.
+LOST_SERVER = -1
+
+
+def carriers(ix: PlanIndex, down: Sequence[str]) -> IntArray:
+    """Per server of ``ix``, the server that carries its targets with the servers ``down``
+    cut off: itself when it is up; its failover partner (``Server.failover``) when it is
+    down and the partner is up -- Lustre mounts the targets on the partner, whose NIDs the
+    clients already hold (``--servicenode``); otherwise :data:`LOST_SERVER`.
+
+    A file system whose MDS is lost (down without a live partner) serves no I/O at all --
+    no file can be opened or created -- so every server of it is lost too.  With several
+    MDTs (DNE) a lost MDT takes only part of the namespace; lnetgen counts the file system
+    as down, the administrator's worst case."""
+    S = len(ix.servers)
+    out = np.arange(S, dtype=np.int64)
+    if not down or not S:
+        return out
+    sid = {s: i for i, s in enumerate(ix.servers)}
+    gone = set(down)
+    site = {s.name: s for s in ix.site.servers}
+    for name in down:
+        i = sid.get(name)
+        if i is None:
+            continue
+        partner = site[name].failover if name in site else ""
+        up = partner in sid and partner not in gone
+        out[i] = sid[partner] if up else LOST_SERVER
+    dead_fs = {
+        site[s].fs
+        for s in ix.servers
+        if s in site and site[s].role == "mds" and out[sid[s]] == LOST_SERVER
+    }
+    if dead_fs:
+        for s in ix.servers:
+            if s in site and site[s].fs in dead_fs:
+                out[sid[s]] = LOST_SERVER
+    return out
 
 
 def failed_mask(ix: PlanIndex, failed: Sequence[str]) -> BoolArray:
@@ -65,9 +141,11 @@ def failed_mask(ix: PlanIndex, failed: Sequence[str]) -> BoolArray:
     return mask
 
 
-def fail_mask(ix: PlanIndex, fail: Sequence[str]) -> BoolArray:
-    """Per router: down, for ``--fail`` names (see :func:`resolve_failures`)."""
-    return failed_mask(ix, resolve_failures(ix.plan, fail) if fail else ())
+def fail_state(ix: PlanIndex, fail: Sequence[str]) -> tuple[BoolArray, IntArray]:
+    """For ``--fail`` names: per router, down; per server, who carries its targets
+    (:func:`carriers`)."""
+    down = resolve_down(ix.plan, fail) if fail else Down()
+    return failed_mask(ix, down.routers), carriers(ix, down.servers)
 
 
 @dataclass(frozen=True, eq=False)

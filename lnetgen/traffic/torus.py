@@ -14,7 +14,7 @@ from lnetgen import topology
 from lnetgen.diagnostics import Diagnostic, InputError
 from lnetgen.traffic.flows import Traffic, traffic
 from lnetgen.traffic.index import PlanIndex
-from lnetgen.traffic.routes import fail_mask
+from lnetgen.traffic.routes import fail_state
 from lnetgen.traffic.rows import evaluate
 from lnetgen.traffic.settings import (
     BoolArray,
@@ -233,8 +233,8 @@ def link_load_arrays(
     """Flows per directed torus link for writes (client -> router) and reads (router ->
     client), each (X, Y, Z, 6) in ``topology.DIRECTIONS`` order, with ``fail`` down: the loads
     ``analyze`` summarizes.  None when the client side is not a torus."""
-    mask = fail_mask(ix, fail)
-    got = _link_loads(ix, traffic(ix, mask, workload), ports=False)
+    mask, carrier = fail_state(ix, fail)
+    got = _link_loads(ix, traffic(ix, mask, workload, carrier), ports=False)
     if got is None:
         return None
     writes, reads = got[0]
@@ -298,5 +298,5 @@ def torus_loads(
     """Just the torus part of :func:`lnetgen.analyze.analyze` (placement comparisons use it);
     per-router port figures only with ``ports``.  None without a torus client side."""
     settings = settings or settings_for(ix.site)
-    mask = fail_mask(ix, fail)
-    return torus_report(ix, traffic(ix, mask, workload), settings, mask, ports)
+    mask, carrier = fail_state(ix, fail)
+    return torus_report(ix, traffic(ix, mask, workload, carrier), settings, mask, ports)
