@@ -1,15 +1,24 @@
-"""Gathering live LNet state: ``lnetctl export --backup`` and the modprobe ``lnet`` options of
-every host of a node set, in parallel through ClusterShell's task API, into one directory that
-``lnetgen diff --live`` reads.
+"""Gathering live LNet state: ``lnetctl export --backup``, ``lnetctl net show`` and the
+modprobe ``lnet`` options of every host of a node set, in parallel through ClusterShell's task
+API, into one directory that ``lnetgen diff --live`` reads.
 
-``collect`` runs two commands on every host (ClusterShell's ssh worker, its fan-out and, when
+``collect`` runs three commands on every host (ClusterShell's ssh worker, its fan-out and, when
 ``/etc/clustershell/topology.conf`` names gateways, its tree), and returns one dump per host and
-command (in its spool, below) plus the hosts that failed (non-zero exit, no output, too much
-output) or timed out.  ``collected_files`` turns that into the files of the output tree, one at a
-time: ``<host>.yaml`` (the export), ``<host>.conf`` (the modprobe lines, when the host has any),
-``failed.txt`` and, last, a ``manifest.json`` that lists the dumps by host -- the form ``diff
---live`` reads, and what lets a later ``collect`` replace the directory (``lnetgen.write``: it
-deletes only what it wrote).
+command (in its spool, below) plus the hosts that failed (non-zero exit or no output of the
+export, too much output, a time-out).  ``collected_files`` turns that into the files of the
+output tree, one at a time: ``<host>.yaml`` (the export), ``<host>.conf`` (the modprobe lines,
+when the host has any), ``<host>.net.yaml`` (net show), ``failed.txt`` and, last, a
+``manifest.json`` that lists the dumps by host -- what lets a later ``collect`` replace the
+directory (``lnetgen.write``: it deletes only what it wrote).  ``diff --live`` reads the
+directory as dumps, all of a host's merged (``lnetgen.live.collected``).
+
+**NIDs.**  ``export --backup`` prints no NID (``lustre_lnet_show_net`` and the kernel's netlink
+dump leave ``nid:`` out when backing up: LNet takes a NID from its interface), so a moved
+server or router address would compare equal.  ``lnetctl net show`` (without ``-v``: no
+statistics, a few hundred bytes per NI) prints each NI's NID and status; the full ``lnetctl
+export`` would too, but with per-peer statistics, megabytes on a server with many clients.  A
+host whose net show fails is still collected, without its NIDs: why goes to the manifest's
+``collected.no_nids`` and stderr, and ``diff`` says its NIDs are not compared.
 
 With ``local=True`` the commands run on this machine through ClusterShell's exec worker, ``%h``
 standing for the host name: for tests, and for sites that reach ``lnetctl`` through a wrapper.
@@ -62,6 +71,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import re
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -75,6 +85,8 @@ from lnetgen.diagnostics import Diagnostic, UsageError, usage
 EXPORT_COMMAND = "lnetctl export --backup"
 #: The modprobe configuration of LNet (no file is no error).
 MODPROBE_COMMAND = "cat /etc/modprobe.d/*lnet* 2>/dev/null; true"
+#: The NIDs the node runs, which ``export --backup`` leaves out (the module's docstring).
+NET_COMMAND = "lnetctl net show"
 #: Most hosts one collect may name.
 MAX_HOSTS = 100_000
 #: The first characters of a host's error output kept as the reason it failed.
@@ -150,7 +162,8 @@ class _Spool(Mapping[str, bytes]):
 
 @dataclass
 class Collected:
-    """What came back: ``dumps[host]`` (export output), ``modprobe[host]``, and ``failed[host]``
+    """What came back: ``dumps[host]`` (export output), ``modprobe[host]``, ``nets[host]``
+    (``lnetctl net show``), and ``failed[host]``
     (why: exit status and the first line of its error output, "timed out", or too much
     output).  From ``collect``, ``dumps`` and ``modprobe`` read a host's output from the spool
     files at each look-up, until ``close`` (or the end of a ``with`` block); built by hand,
@@ -160,6 +173,10 @@ class Collected:
     dumps: Mapping[str, bytes] = field(default_factory=dict)
     modprobe: Mapping[str, bytes] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
+    #: ``lnetctl net show`` of the collected hosts whose command succeeded, and why it did not
+    #: for the others (they are collected, without their NIDs)
+    nets: Mapping[str, bytes] = field(default_factory=dict)
+    no_nids: dict[str, str] = field(default_factory=dict)
     timed_out: set[str] = field(default_factory=set)
     spools: tuple[_Spool, ...] = field(default=(), repr=False, compare=False)
 
@@ -190,15 +207,48 @@ def parse_hosts(nodeset: str) -> list[str]:
     return hosts
 
 
+#: ``descr: "..."`` of lnetctl's error YAML (``show: - net: errno: -100 descr: ...``)
+_DESCR = re.compile(r"""^\s*descr:\s*(?P<q>["']?)(?P<text>.*?)(?P=q)\s*$""")
+#: A line of YAML structure only (``show:``, ``- net:``, ``errno: -100``, ``seq_no: 0``)
+_SCAFFOLD = re.compile(r"^\s*(?:-\s*)?(?:[\w ]+:|errno:\s*-?\d+|seq_no:\s*\d+)\s*$")
+#: ssh's notices on a host's first contact, printed before whatever failed
+_SSH_NOTICE = re.compile(r"^(?:Warning: Permanently added |\*\*)")
+
+
 def _first_line(err: bytes) -> str | None:
-    """The first line of an error output, cut to ``REASON_CHARS``; None when it is blank."""
-    first = err.decode("utf-8", "replace").strip().splitlines()
-    return first[0][:REASON_CHARS] if first else None
+    """The line of an error output that says why the command failed, cut to
+    ``REASON_CHARS``; None when there is none.
+
+    lnetctl prints its errors as YAML (``show:`` / ``- net:`` / ``errno: -100`` / ``descr:
+    "cannot get networks: Network is down"``): there the reason is each ``descr``, led by the
+    section it is about (``net: cannot get networks: Network is down``; several joined by
+    ``; ``).  Otherwise it is the first line that is neither YAML structure nor one of ssh's
+    first-contact notices (``Warning: Permanently added ...``), else the first line."""
+    lines = [ln for ln in err.decode("utf-8", "replace").splitlines() if ln.strip()]
+    if not lines:
+        return None
+    found: list[str] = []
+    entity = ""
+    for ln in lines:
+        if (m := _DESCR.match(ln)) is not None:
+            found.append(f"{entity}: {m['text']}" if entity else m["text"])
+        elif (key := ln.strip().removeprefix("-").strip()).endswith(":") and key != "show:":
+            entity = key[:-1].strip()
+    if not found:
+        found = [
+            next(
+                (ln for ln in lines if not _SCAFFOLD.match(ln) and not _SSH_NOTICE.match(ln)),
+                lines[0],
+            ).strip()
+        ]
+    return "; ".join(found)[:REASON_CHARS]
 
 
 def _reason(rc: int, line: str | None) -> str:
+    """Why a command failed, printable: its exit status and the line ``_first_line`` chose
+    (characters that cannot be printed escaped)."""
     text = f"exit status {rc}" + (f": {line}" if line is not None else "")
-    return text if text.isprintable() else repr(text)
+    return text if text.isprintable() else ascii(text)[1:-1]
 
 
 def _too_much(what: str, limit: int) -> str:
@@ -264,10 +314,11 @@ def collect(
     local: bool = False,
     export_command: str = EXPORT_COMMAND,
     modprobe_command: str = MODPROBE_COMMAND,
+    net_command: str = NET_COMMAND,
     max_output: int | None = None,
     spool_dir: str | None = None,
 ) -> Collected:
-    """Run both commands on every host in parallel (at most ``fanout`` at a time, each
+    """Run the three commands on every host in parallel (at most ``fanout`` at a time, each
     within ``timeout`` seconds and ``max_output`` bytes, by default ``MAX_OUTPUT_BYTES``) and
     sort the results; nothing is written but the spool files (in ``spool_dir``, by default the
     system's temporary directory), which the result owns: close it when done (``with``).
@@ -286,14 +337,21 @@ def collect(
     procs: dict[int, Any] = {}
     spools: list[_Spool] = []
     try:
-        spools += (_Spool(where), _Spool(where))
-        outputs = {"export": _Output(limit, spools[0]), "modprobe": _Output(limit, spools[1])}
+        spools += (_Spool(where), _Spool(where), _Spool(where))
+        outputs = {
+            what: _Output(limit, spool)
+            for what, spool in zip(("export", "modprobe", "net"), spools, strict=True)
+        }
         task.set_info("fanout", fanout)
         for k in trees:
             task.set_default(k, False)
         workers = {
             what: schedule(task, ns, cmd, timeout, outputs[what], procs, local=local)
-            for what, cmd in (("export", export_command), ("modprobe", modprobe_command))
+            for what, cmd in (
+                ("export", export_command),
+                ("modprobe", modprobe_command),
+                ("net", net_command),
+            )
         }
         try:
             task.run()
@@ -323,14 +381,17 @@ def _results(
     timeout: float,
     limit: int,
 ) -> Collected:
-    out = Collected(hosts, spools=(outputs["export"].spool, outputs["modprobe"].spool))
+    out = Collected(hosts, spools=tuple(o.spool for o in outputs.values()))
     rcs: dict[str, int] = {}
     for rc, keys in workers["export"].iter_retcodes():
         rcs.update((str(n), rc) for n in keys)
+    net_rcs: dict[str, int] = {}
+    for rc, keys in workers["net"].iter_retcodes():
+        net_rcs.update((str(n), rc) for n in keys)
     for worker in workers.values():
         out.timed_out.update(str(n) for n in worker.iter_keys_timeout())
-    export, modprobe = outputs["export"], outputs["modprobe"]
-    out.timed_out |= export.cut | modprobe.cut
+    export, modprobe, net = outputs["export"], outputs["modprobe"], outputs["net"]
+    out.timed_out |= export.cut | modprobe.cut | net.cut
     collected: list[str] = []
     for h in hosts:
         if h in export.over:
@@ -343,11 +404,18 @@ def _results(
             out.failed[h] = "no output from the export command"
         elif h in modprobe.over:
             out.failed[h] = _too_much("modprobe", limit)
+        elif h in net.over:
+            out.failed[h] = _too_much("net show", limit)
         else:
             collected.append(h)
-    out.dumps, out.modprobe = export.spool, modprobe.spool
+            if net_rcs.get(h, 0) != 0:
+                out.no_nids[h] = _reason(net_rcs[h], net.first_err.get(h))
+            elif h not in net.printed:
+                out.no_nids[h] = "no output from the net show command"
+    out.dumps, out.modprobe, out.nets = export.spool, modprobe.spool, net.spool
     export.spool.keep(collected)
     modprobe.spool.keep(collected)
+    net.spool.keep(h for h in collected if h not in out.no_nids)
     return out
 
 
@@ -364,7 +432,8 @@ def _text(data: bytes) -> tuple[str, str]:
 
 def collected_files(result: Collected, nodeset: str) -> Iterator[tuple[str, str]]:
     """The output tree of ``result``, one file at a time, each dump read from the spool when
-    its turn comes: the dumps in node set order, ``failed.txt``, and last ``manifest.json``,
+    its turn comes: the dumps in node set order (per host ``.yaml``, ``.conf``,
+    ``.net.yaml``), ``failed.txt``, and last ``manifest.json``,
     which lists them sorted by path with the sha256 of each (taken as it went by)."""
     listed: list[tuple[str, str, str, str]] = []  # (path, format, host, sha256)
     for h in result.hosts:  # node set order
@@ -377,6 +446,10 @@ def collected_files(result: Collected, nodeset: str) -> Iterator[tuple[str, str]
             if text.strip():
                 listed.append((f"{h}.conf", "modprobe", h, sha))
                 yield f"{h}.conf", text
+        if h in result.nets and h not in result.failed:
+            text, sha = _text(result.nets[h])
+            listed.append((f"{h}.net.yaml", "lnetctl", h, sha))
+            yield f"{h}.net.yaml", text
         text = ""  # not held while the next host's are read
     failed = "".join(f"{h}\t{why}\n" for h, why in sorted(result.failed.items()))
     header = f"# generated by lnetgen {__version__}: hosts of {nodeset} that failed or timed out\n"
@@ -389,6 +462,7 @@ def collected_files(result: Collected, nodeset: str) -> Iterator[tuple[str, str]
             "nodeset": nodeset,
             "hosts": len(result.hosts),
             "failed": dict(sorted(result.failed.items())),
+            "no_nids": dict(sorted(result.no_nids.items())),
         },
         "files": [
             {"path": p, "format": fmt, "role": "live", "hosts": h, "sha256": sha}

@@ -183,9 +183,13 @@ def test_plan_changes_are_pasteable_clush_lines(tmp_path: Path) -> None:
     doc = json.loads(
         run("diff", str(site), "--live", str(out), "--plan-changes", "--format", "json").stdout
     )
-    # the router's own address change comes first: an outage, no clush line
-    assert doc["steps"][0]["hosts"] == "rtr01" and not doc["steps"][0]["live"]
-    assert all(s["live"] and s["clush"] for s in doc["steps"][1:])
+    # the router is drained first (live: its nets keep other gateways), then its own address
+    # change: an outage of the router, no clush line; the rest runs live
+    drain, readdress, *rest = doc["steps"]
+    assert drain["hosts"] == readdress["hosts"] == "rtr01"
+    assert drain["live"] and drain["clush"] == ["clush -w rtr01 'lnetctl set routing 0'"]
+    assert not readdress["live"] and not readdress["clush"]
+    assert rest and all(s["live"] and s["clush"] for s in rest)
 
 
 def test_a_server_nid_change_is_an_outage() -> None:

@@ -134,14 +134,18 @@ def test_json_and_plan_changes(demo_tree: Path, tmp_path: Path) -> None:
     r = run(str(site), "--live", str(demo_tree), "--format", "json", "--plan-changes")
     doc = json.loads(r.stdout)
     steps = [(s["step"], s["title"], s["hosts"]) for s in doc["steps"]]
+    # drained first (its nets keep other gateways), readdressed, given its new routes, and
+    # only then chosen again
     assert steps == [
-        (1, "fix interface addresses (outside LNet)", "rtr05"),
-        (2, "add routes on servers (return paths before clients use them)", "oss[01-03]"),
-        (2, "add routes on servers (return paths before clients use them)", "oss[04-06]"),
-        (3, "remove old routes on servers", "oss[01-03]"),
-        (3, "remove old routes on servers", "oss[04-06]"),
+        (1, "drain routers whose peers keep other gateways", "rtr05"),
+        (2, "fix interface addresses on routers and clients (outside LNet)", "rtr05"),
+        (3, "add routes through the new addresses on servers", "oss[01-03]"),
+        (3, "add routes through the new addresses on servers", "oss[04-06]"),
+        (4, "remove routes through the old addresses on servers", "oss[01-03]"),
+        (4, "remove routes through the old addresses on servers", "oss[04-06]"),
+        (5, "re-enable routing on drained routers", "rtr05"),
     ]
-    assert [s["live"] for s in doc["steps"]] == [False, True, True, True, True]
+    assert [s["live"] for s in doc["steps"]] == [True, False, True, True, True, True, True]
 
 
 @pytest.mark.parametrize(
@@ -253,21 +257,22 @@ def test_change_order_is_safe() -> None:
         < first("replace changed routes")
         < first("drain routers")
         < first("remove old routes on servers")
-        < first("remove old routes and networks")
+        < first("remove old routes and networks on routers")
+        < first("fix interface addresses on routers")
+        < first("re-enable routing on drained routers")
     )
     by = {(s.title.split(" (")[0], s.hosts): s.commands for s in steps}
     # rtr05 does not forward yet: enabled once its new net is there, nothing to drain
     assert by[("enable routing on routers", "rtr05")] == ("lnetctl set routing 1",)
-    assert by[("drain routers before their routes and networks go", "rtr06")] == (
-        "lnetctl set routing 0",
-    )
-    assert by[("remove old routes and networks on drained routers", "rtr06")] == (
+    # rtr06 loses an interface and its address: its nets keep other gateways, so it is drained
+    # (and waited for) before, and enabled again after
+    drain = by[("drain routers whose peers keep other gateways", "rtr06")]
+    assert drain[0] == "lnetctl set routing 0" and drain[1].startswith("# then wait")
+    assert by[("remove old routes and networks on routers", "rtr06")] == (
         "lnetctl net del --net o2ib101 --if ib1",
     )
-    assert by[("re-enable routing on drained routers that stay routers", "rtr06")] == (
-        "lnetctl set routing 1",
-    )
-    assert by[("remove old routes and networks on drained routers", "rtr05")] == (
+    assert by[("re-enable routing on drained routers", "rtr06")] == ("lnetctl set routing 1",)
+    assert by[("remove old routes and networks on routers", "rtr05")] == (
         "lnetctl net del --net o2ib300",
     )
     assert by[("add networks on routers", "rtr[05-06]")] == (
@@ -283,12 +288,15 @@ def test_change_order_is_safe() -> None:
     assert to_dict(drift(), steps)["steps"][0]["step"] == 1
 
 
-def test_routing_enabled_on_a_client_is_drained_and_not_reenabled() -> None:
+def test_routing_enabled_on_a_client_is_disabled_after_routes_and_not_reenabled() -> None:
+    """Disabled once no route goes through it (it was drained before the routes went)."""
     d = HostDiff(CLIENT, routing="disable")
-    result = DiffResult("s", "x", "p", groups=[Group("c1", 1, d)])
+    gone = HostDiff(CLIENT, remove_routes=(("o2ib1", "9@gni", 1, 0),))
+    result = DiffResult("s", "x", "p", groups=[Group("c1", 1, d), Group("c2", 1, gone)])
     steps = plan_changes(result)
-    assert [(s.title.split(" ")[0], s.commands) for s in steps] == [
-        ("drain", ("lnetctl set routing 0",))
+    assert [(s.title.split(" ")[0], s.hosts, s.commands) for s in steps] == [
+        ("remove", "c2", ("lnetctl route del --net o2ib1 --gateway 9@gni",)),
+        ("disable", "c1", ("lnetctl set routing 0",)),
     ]
 
 

@@ -17,7 +17,7 @@ from click.testing import CliRunner, Result
 from lnetgen.api import generate, write_output
 from lnetgen.cli.diff import command
 from lnetgen.diff import ROUTER, SERVER, DiffResult, Group, HostDiff, format_steps, plan_changes
-from lnetgen.diff.steps import HOST_NID_OUTAGE, SERVER_NID_OUTAGE
+from lnetgen.diff.steps import ROUTER_NID_OUTAGE, SERVER_NID_OUTAGE
 from lnetgen.live import read_live
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,9 +111,9 @@ def test_a_router_address_edit_lists_the_router_and_its_peers(
         n["live"] == [f"10.10.0.5@{n['net']}"] and n["inventory"] == f"10.10.0.99@{n['net']}"
         for n in rtr["nids"]
     )
-    first = doc["steps"][0]
-    assert first["hosts"] == "rtr05" and first["live"] is False
-    assert first["outage"] == HOST_NID_OUTAGE
+    drain, readdress = doc["steps"][:2]
+    assert drain["hosts"] == readdress["hosts"] == "rtr05" and drain["live"] is True
+    assert readdress["live"] is False and readdress["outage"] == ROUTER_NID_OUTAGE
     servers = [g for g in doc["groups"] if g["role"] == SERVER]
     assert servers and all(
         any(a["gateway"].startswith("10.10.0.99@") for a in g["add_routes"]) for g in servers
@@ -154,7 +154,11 @@ def test_only_lnetgen_generate_manifests_give_nids(demo_tree: Path, tmp_path: Pa
         tree = copy_tree(demo_tree, tmp_path / name)
         edit_manifest(tree, change)
         r = run(str(moved), "--live", str(tree))
-        assert r.exit_code == 0 and "! nid" not in r.output, (name, r.output)
+        # a 'collect' manifest makes the tree a plain dump directory (exit 1: its files are
+        # read as dumps); either way its NIDs are not taken from the manifest
+        assert "! nid" not in r.output, (name, r.output)
+        if name == "foreign":
+            assert r.exit_code == 0, r.output
 
 
 def test_nids_a_file_shows_itself_win_over_the_record(demo_tree: Path, tmp_path: Path) -> None:

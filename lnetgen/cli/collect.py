@@ -1,5 +1,6 @@
-"""``lnetgen collect``: gather ``lnetctl export --backup`` (and the modprobe ``lnet`` options)
-from every host of a node set into a directory ``lnetgen diff --live`` reads."""
+"""``lnetgen collect``: gather ``lnetctl export --backup``, ``lnetctl net show`` (the NIDs) and
+the modprobe ``lnet`` options from every host of a node set into a directory ``lnetgen diff
+--live`` reads."""
 
 from __future__ import annotations
 
@@ -65,6 +66,14 @@ from lnetgen.cli.common import (
     metavar="CMD",
     help="the command printing the modprobe options (default: cat /etc/modprobe.d/*lnet*)",
 )
+@click.option(
+    "--net-command",
+    type=TEXT,
+    default=None,
+    metavar="CMD",
+    help="the command printing the NIDs, which export --backup leaves out (default: lnetctl "
+    "net show)",
+)
 @handles_input_errors(writes=True)
 def command(
     nodeset: str,
@@ -74,10 +83,13 @@ def command(
     local: bool,
     export_command: str | None,
     modprobe_command: str | None,
+    net_command: str | None,
 ) -> None:
-    """Run `lnetctl export --backup` on every host of NODESET in parallel (ClusterShell, ssh)
-    and write one dump per host into --out (<host>.yaml, <host>.conf for modprobe options),
-    failed.txt and manifest.json: the directory `lnetgen diff SITE --live DIR` compares.
+    """Run `lnetctl export --backup` and `lnetctl net show` on every host of NODESET in parallel
+    (ClusterShell, ssh) and write the dumps of each host into --out (<host>.yaml, <host>.net.yaml
+    for its NIDs, which --backup leaves out, <host>.conf for modprobe options), failed.txt and
+    manifest.json: the directory `lnetgen diff SITE --live DIR` compares.  A host whose net show
+    fails is collected without its NIDs (said on stderr; diff does not compare them).
 
     A host's command that prints more than 16 MiB is killed and the host fails.  What a host
     printed waits in a temporary file without a name (in TMPDIR, freed when collect ends) from
@@ -93,6 +105,7 @@ def command(
     from lnetgen.collect import (
         EXPORT_COMMAND,
         MODPROBE_COMMAND,
+        NET_COMMAND,
         collect,
         collected_files,
         parse_hosts,
@@ -110,12 +123,15 @@ def command(
         local=local,
         export_command=export_command or EXPORT_COMMAND,
         modprobe_command=modprobe_command or MODPROBE_COMMAND,
+        net_command=net_command or NET_COMMAND,
     ) as result:  # the dumps are spooled to TMPDIR until written, one at a time
         written = write_tree(out, collected_files(result, nodeset), kind="collect")
     for line in saved_warnings(out, written):  # files not lnetgen's are never deleted
         click.echo(line, err=True)
     for host, why in sorted(result.failed.items()):
         click.echo(f"lnetgen: {host}: {why}", err=True)
+    for host, why in sorted(result.no_nids.items()):
+        click.echo(f"lnetgen: {host}: NIDs not collected (net show: {why})", err=True)
     ok = len(hosts) - len(result.failed)
     line = f"{out}: {ok} of {len(hosts)} host(s) collected"
     if result.failed:

@@ -25,6 +25,7 @@ from typing import Any
 from lnetgen import nodes
 from lnetgen.diagnostics import UsageError, usage
 from lnetgen.diff.expected import Expected, expected_states
+from lnetgen.diff.paths import build_paths
 from lnetgen.diff.result import (
     DiffResult,
     Group,
@@ -261,6 +262,7 @@ def diff(
     """Compare ``plan`` (with ``site`` for client NIDs) with ``live``; see ``DiffResult``.
     ``hosts`` limits the comparison: hosts outside it are neither missing nor unknown."""
     expected = expected_states(plan, site)
+    paths = build_paths(expected, live)  # the whole site's gateways, whatever --hosts says
     if hosts is not None:
         expected = {h: e for h, e in expected.items() if h in hosts}
         live = _within(live, hosts)
@@ -311,6 +313,7 @@ def diff(
         errors=sorted(live.errors),
         error_hosts=fold_hosts(live.error_hosts),
         health=health_rows,
+        paths=paths,
     )
 
 

@@ -21,7 +21,7 @@ from lnetgen.diff.result import (
     fold_hosts,
     show_name,
 )
-from lnetgen.diff.steps import Step
+from lnetgen.diff.steps import KEEP_NETS_HINT, SERVER_NET_OUTAGE, Step
 from lnetgen.udsp import Rule
 
 
@@ -143,6 +143,9 @@ def format_steps(steps: list[Step], result: DiffResult) -> str:
             last = s.number
         out.append(f"# {s.hosts} ({_count(s.count, 'host')}): {s.outage or 'live'}")
         out.extend(c if c.startswith("#") else clush_line(s.hosts, c) for c in s.commands)
+    if any(s.outage == SERVER_NET_OUTAGE for s in steps):
+        out.append("")
+        out.append(KEEP_NETS_HINT)
     skipped = []
     if result.missing_count:
         skipped.append(f"missing {result.missing}")
@@ -234,4 +237,6 @@ def to_dict(result: DiffResult, steps: list[Step] | None = None) -> dict[str, An
     }
     if steps is not None:
         doc["steps"] = [_step_dict(s) for s in steps]
+        if any(s.outage == SERVER_NET_OUTAGE for s in steps):
+            doc["notes"] = [KEEP_NETS_HINT.removeprefix("# ")]
     return doc

@@ -4,7 +4,7 @@ same changes, and the whole ``DiffResult``; also how host names in it are sorted
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from lnetgen import nodes
@@ -67,6 +67,29 @@ class Group:
     diff: HostDiff
 
 
+#: (destination net, router name, gateway NID); the router is ``?NID`` for a gateway that is
+#: no router of the plan and shows no NID of one.
+Hop = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class Peer:
+    """Hosts (clients or servers) with the same gateways, live and planned."""
+
+    role: str
+    count: int
+    live: frozenset[Hop]
+    want: frozenset[Hop]
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Every non-router host's gateways, and every router's planned nets."""
+
+    peers: tuple[Peer, ...]
+    router_nets: Mapping[str, frozenset[str]]
+
+
 @dataclass
 class DiffResult:
     """The comparison of a plan with a live PATH."""
@@ -84,6 +107,9 @@ class DiffResult:
     errors: list[Diagnostic] = field(default_factory=list)
     error_hosts: str = ""
     health: list[tuple[str, int, str]] = field(default_factory=list)  # hosts, count, note
+    #: every host's gateways, live and planned (what ``plan_changes`` drains by); None in a
+    #: result built by hand: then no router is drained
+    paths: Paths | None = field(default=None, repr=False, compare=False)
 
     @property
     def differ_count(self) -> int:

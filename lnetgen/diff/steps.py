@@ -1,8 +1,33 @@
 """The changes of a diff as ordered ``lnetctl`` steps per node set (``plan_changes``).
 
-The order keeps every host's paths while the change rolls out: new networks and routes first
-(routers, then servers' return routes, then clients), routers drained (``lnetctl set routing
-0``) before their routes or networks go, removals last.
+The order keeps every file system reachable while the change rolls out -- every client net
+keeps a working gateway to every server, both ways -- and says which steps cannot:
+
+1. networks added on routers, routing enabled where it is off; networks added on servers and
+   clients (a new NID nobody uses yet);
+2. new routes: servers' first (return paths), then clients', then UDSP rules; changed routes
+   replaced.  Routes through an address a router does not have yet (it is readdressed below)
+   wait until it has it;
+3. servers whose NID changes -- a new address, or a storage net they leave (a net moved or
+   renumbered: ``10.36.2.4@o2ib4`` becomes ``10.36.2.4@o2ib3``) -- in one outage step: their
+   targets are registered under the old NID in the MGS configuration logs, so they are
+   unmounted, the old net deleted, the NIDs replaced (``lctl replace_nids`` or a writeconf)
+   and the targets mounted again; the routes to the new NID are in place by then, and the
+   paths to the old one may go afterwards;
+4. routers drained (``lnetctl set routing 0``) only where ``lnetgen.diff.paths.drain_plan``
+   shows that everyone routing through them keeps another gateway: a drained router drops
+   what it is given to forward at once, and its peers turn away only at their next router
+   ping, so draining the only gateway of a net cuts it off;
+5. old routes removed on clients, then on servers (a peer's ``route del`` moves its traffic at
+   once), then the routers' old routes and networks, which nobody routes through any more;
+6. routers and clients readdressed (outside LNet; LNet restarts to take the address): a
+   drained router is out of every path by then and comes back with routing still off; routes
+   through its new address are added (servers, then clients), the ones through the old
+   address removed, and only then is routing enabled again on the drained routers.  A router
+   that could not be drained takes down the paths it alone carries while it restarts, and its
+   step says so;
+7. routing disabled on hosts that are no routers, once no route goes through them; old
+   networks removed on clients (and servers' extra interfaces); tunables last.
 
 A command holds values of the live dumps (the interfaces a net is to lose), which nothing but
 the host checked: each argument is quoted for a POSIX shell (an interface ``x; reboot`` stays
@@ -20,16 +45,17 @@ from dataclasses import dataclass
 
 from lnetgen import nodes
 from lnetgen.diagnostics import printable
+from lnetgen.diff.paths import drain_plan
 from lnetgen.diff.result import (
     CLIENT,
     ROUTER,
     SERVER,
     DiffResult,
-    Group,
     HostDiff,
     natural,
     role_rank,
 )
+from lnetgen.diff.tunable_steps import reload_outage, tunable_sets
 from lnetgen.live import UNDEFINED_HOP
 
 
@@ -51,33 +77,50 @@ SERVER_NID_OUTAGE = (
     "file system outage: a server's NID is in the configuration logs -- unmount the targets and "
     "run `lctl replace_nids` on the MGS (or a writeconf) before they come back"
 )
+#: A server that leaves a net changes its NID just the same (the net is part of it).
+SERVER_NET_OUTAGE = (
+    "file system outage: the server leaves a net, so its NID there changes, and its targets "
+    "are registered under the old NID in the MGS configuration logs (clients cannot reach "
+    "them once that net goes) -- unmount the targets before this step, run `lctl replace_nids` "
+    "on the MGS (or a writeconf) with the new NIDs, and mount them again after it (an MGS's "
+    "clients mount by its NID: their mount commands change too)"
+)
 HOST_NID_OUTAGE = (
     "host outage: LNet takes the new address only when restarted (`lnetctl lnet unconfigure` "
     "and configure); drain routers and idle clients first"
 )
-
-
-#: A tunable that takes effect only when LNet is loaded again (per-NI credits such as
-#: ``o2ib.peer_credits``, the LND module options, ``check_routers_before_use``, a setting to
-#: remove) is no live change either, like a NID change: LNet must be unloaded and loaded again
-#: with the new files on that host.  A router is drained first so that its peers stop choosing
-#: it; a server's targets are out while it reloads (unless failed over to the partner); a
-#: client's mounts must go.  Steps that only run ``lnetctl set`` or write a run-time module
-#: parameter stay live.
-SERVER_RELOAD_OUTAGE = (
-    "outage of the server's targets: the new values take effect only when LNet is unloaded and "
-    "loaded again with the new files -- unmount the targets (or fail them over to the "
-    "partner) first"
+#: A drained router's restart cuts no path: its peers use their other gateways meanwhile.
+ROUTER_NID_OUTAGE = (
+    "router outage, paths kept: LNet takes the new address only when restarted (`lnetctl lnet "
+    "unconfigure` and configure); the router is drained and its peers use their other "
+    "gateways -- keep routing off when LNet is back (`lnetctl set routing 0`): it is enabled "
+    "again below, once its peers have routes through the new address"
 )
-ROUTER_RELOAD_OUTAGE = (
-    "router outage: the new values take effect only when LNet is unloaded and loaded again with "
-    "the new files -- drain it first (`lnetctl set routing 0`, until its peers stop choosing it)"
+#: ... and the restart of one that could not be drained does (``cut_outage``).
+ROUTER_CUT_OUTAGE = (
+    "file system outage: LNet takes the new address only when restarted (`lnetctl lnet "
+    "unconfigure` and configure), and this router is the only gateway some hosts have to "
+    "{nets}: those paths are down until LNet is back on it (or give those nets another gateway "
+    "first)"
 )
-CLIENT_RELOAD_OUTAGE = (
-    "host outage: the new values take effect only when LNet is unloaded and loaded again with "
-    "the new files -- unmount Lustre on these clients first"
+ROUTER_UNKNOWN_OUTAGE = (
+    "router outage: LNet takes the new address only when restarted (`lnetctl lnet unconfigure` "
+    "and configure); the paths through it are down until its peers' router checks mark it "
+    "down and they use their other gateways, if they have any"
 )
-_RELOAD_OUTAGE = {SERVER: SERVER_RELOAD_OUTAGE, ROUTER: ROUTER_RELOAD_OUTAGE}
+#: Said after each drain: what it drops meanwhile is resent through the other gateways.
+DRAIN_WAIT = (
+    "# then wait until the peers stop choosing it: they see routing off at their next router "
+    "ping (alive_router_check_interval, 60 s by default)"
+)
+#: The note after the steps when a server leaves a net (a storage net renumbered).
+KEEP_NETS_HINT = (
+    "# servers leave their storage nets above, a file system outage each: when only the "
+    "inventory's order changed (a server or router removed or added), `lnetgen solve SITE "
+    "--keep-nets OLD_PLAN --out plan.json` keeps every net the deployed plan gave a server "
+    "and moves routers instead; compare with `lnetgen diff SITE --plan plan.json --live PATH "
+    "--plan-changes`"
+)
 
 
 #: The comment a command with a character that does not print becomes (its text escaped).
@@ -120,26 +163,7 @@ def _adds_nets(d: HostDiff) -> list[str]:
 
 
 def _removes_nets(d: HostDiff) -> list[str]:
-    out: list[str] = []
-    for net, have, want in d.change_nets:
-        out.extend(f"lnetctl net del --net {_q(net)} --if {_q(i)}" for i in have if i not in want)
-    out.extend(f"lnetctl net del --net {_q(n)}" for n, _i in d.remove_nets)
-    return out
-
-
-def _drains(d: HostDiff) -> bool:
-    """Whether a host must stop forwarding (``set routing 0``) before its removals.  A router
-    that does not forward yet (routing to be enabled) has nothing to drain."""
-    if d.routing == "enable":
-        return False
-    if d.role == ROUTER:
-        return bool(
-            d.routing == "disable"
-            or d.remove_nets
-            or d.remove_routes
-            or any(set(h) - set(w) for _n, h, w in d.change_nets)
-        )
-    return d.routing == "disable"
+    return _interfaces_going(d) + [f"lnetctl net del --net {_q(n)}" for n, _i in d.remove_nets]
 
 
 def _nid_notes(d: HostDiff) -> list[str]:
@@ -182,157 +206,242 @@ def _udsp_dels(d: HostDiff) -> list[str]:
     return [f"lnetctl udsp del --idx {i}" for i, _ in sorted(d.remove_udsp, reverse=True)]
 
 
-#: The commands one phase runs on a host with these changes (none: the host sits it out).
-_Commands = Callable[[HostDiff], list[str]]
-
-
-def _on(role: str, commands: _Commands) -> _Commands:
-    """``commands`` on hosts of ``role`` only."""
-    return lambda d: commands(d) if d.role == role else []
-
-
-def _not_on(role: str, commands: _Commands) -> _Commands:
-    """``commands`` on hosts of every role but ``role``."""
-    return lambda d: commands(d) if d.role != role else []
-
-
-#: Tunables lnetctl sets on a running node (lnetctl set KEY VALUE).
-_LNETCTL_SET = {
-    "transaction_timeout": "transaction_timeout",
-    "retry_count": "retry_count",
-    "drop_asym_route": "drop_asym_route",
-    "tiny_router_buffers": "tiny_buffers",
-    "small_router_buffers": "small_buffers",
-    "large_router_buffers": "large_buffers",
-}
-#: lnet module parameters writable at run time (0644 in lnet/lnet/router.c).
-_SYSFS = ("alive_router_check_interval", "router_ping_timeout")
-
-
-_FIRST = {"transaction_timeout": 0, "retry_count": 1}
-
-
-def _in_order(d: HostDiff) -> list[tuple[str, int | None, int | None]]:
-    """The changed tunables, transaction_timeout and retry_count first, then by name."""
-    return sorted(d.tunables, key=lambda t: (_FIRST.get(t[0], 2), t[0]))
-
-
-def _reload_tunables(d: HostDiff) -> list[str]:
-    """The changed tunables that take effect only when LNet is loaded again with the new
-    files: per-NI credits, check_routers_before_use, and settings to remove."""
+def _interfaces_going(d: HostDiff) -> list[str]:
     return [
-        f"{name} (remove)" if want is None else name
-        for name, _have, want in _in_order(d)
-        if want is None or (name not in _LNETCTL_SET and name not in _SYSFS)
+        f"lnetctl net del --net {_q(net)} --if {_q(i)}"
+        for net, have, want in d.change_nets
+        for i in have
+        if i not in want
     ]
 
 
-def _tunable_sets(d: HostDiff) -> list[str]:
-    """Set the changed tunables: lnetctl where it can, sysfs for the writable module
-    parameters; the rest (``_reload_tunables``) only take effect when LNet is loaded again
-    with the new files, and their step is an outage (``reload_outage``)."""
-    out = []
-    for name, _have, want in _in_order(d):
-        if want is None:
-            continue
-        if name in _LNETCTL_SET:
-            out.append(f"lnetctl set {_LNETCTL_SET[name]} {want}")
-        elif name in _SYSFS:
-            out.append(f"echo {want} > /sys/module/lnet/parameters/{name}")
-    later = _reload_tunables(d)
-    if later:
-        out.append(
-            f"# {', '.join(later)}: take effect when LNet is loaded again with the new files"
-        )
-    return out
+def _server_nid_change(d: HostDiff) -> list[str]:
+    """The NID changes of a server: addresses fixed outside LNet, nets it leaves deleted."""
+    return [
+        *_nid_notes(d),
+        *(
+            f"# {net}: the server's NID there goes; its targets come back under its NIDs on "
+            + (", ".join(n for n, _i in d.add_nets) or "its other nets")
+            for net, _i in d.remove_nets
+        ),
+        *(f"lnetctl net del --net {_q(net)}" for net, _i in d.remove_nets),
+    ]
 
 
-def _nid_outage(groups: list[Group]) -> str:
-    """A NID change is never live (``SERVER_NID_OUTAGE``, ``HOST_NID_OUTAGE``)."""
-    return SERVER_NID_OUTAGE if any(g.diff.role == SERVER for g in groups) else HOST_NID_OUTAGE
+@dataclass(frozen=True)
+class _Unit:
+    """Hosts of one group that are planned alike: a router group is split into the routers
+    that are drained and those that are not."""
+
+    hosts: str
+    count: int
+    diff: HostDiff
+    drained: bool = False
+    #: a readdressed router that is not drained: the nets it alone serves to some host
+    lonely: tuple[str, ...] = ()
 
 
-def reload_outage(groups: list[Group]) -> str:
-    """What a tunables step interrupts when a tunable of its hosts takes effect only when LNet
-    is loaded again (one text per role among them, servers first); empty when it runs live."""
-    roles = {g.diff.role for g in groups if _reload_tunables(g.diff)}
-    return "; ".join(
-        _RELOAD_OUTAGE.get(role, CLIENT_RELOAD_OUTAGE)
-        for role in (SERVER, ROUTER, CLIENT)
-        if role in roles
+@dataclass(frozen=True)
+class _Ctx:
+    """Addresses of the readdressed routers: routes through a new one are added once it
+    exists, routes through an old one removed only then."""
+
+    new: frozenset[str]
+    old: frozenset[str]
+
+
+def _wants_drain(d: HostDiff) -> bool:
+    """A forwarding router that loses routes, networks, interfaces or its address."""
+    return (
+        d.role == ROUTER
+        and d.routing != "enable"
+        and bool(d.remove_nets or d.remove_routes or d.nids or _interfaces_going(d))
     )
 
 
-#: (title, commands) in the order they run.
-_PHASES: tuple[tuple[str, _Commands], ...] = (
-    ("fix interface addresses (outside LNet)", _nid_notes),
-    ("add networks on routers", _on(ROUTER, _adds_nets)),
+def _units(result: DiffResult) -> tuple[list[_Unit], _Ctx]:
+    routers = [g for g in result.groups if g.diff.role == ROUTER]
+    new = frozenset(nid for g in routers for _n, _h, nid in g.diff.nids)
+    old = frozenset(h for g in routers for _n, have, _w in g.diff.nids for h in have) - new
+    names = {g.hosts: nodes.expand(g.hosts) for g in routers if _wants_drain(g.diff) or g.diff.nids}
+    candidates = sorted(
+        (n for g in routers if _wants_drain(g.diff) for n in names[g.hosts]), key=natural
+    )
+    readdressed = frozenset(n for g in routers if g.diff.nids for n in names[g.hosts])
+    plan = drain_plan(result.paths, candidates, readdressed, new)
+    units: list[_Unit] = []
+    for g in result.groups:
+        if g.hosts not in names:
+            units.append(_Unit(g.hosts, g.count, g.diff))
+            continue
+        parts: dict[tuple[bool, tuple[str, ...]], list[str]] = {}
+        for n in names[g.hosts]:
+            parts.setdefault((n in plan.drained, plan.lonely.get(n, ())), []).append(n)
+        for (drained, lonely), hosts in parts.items():
+            units.append(_Unit(nodes.fold(hosts), len(hosts), g.diff, drained, lonely))
+    return units, _Ctx(new, old)
+
+
+#: The commands one phase runs on a unit (none: it sits the phase out).
+_Commands = Callable[[_Unit, _Ctx], list[str]]
+
+
+def _on(role: str, commands: Callable[[HostDiff], list[str]]) -> _Commands:
+    """``commands`` on hosts of ``role`` only."""
+    return lambda u, _c: commands(u.diff) if u.diff.role == role else []
+
+
+def _adds(role: str, later: bool) -> _Commands:
+    """Route adds on ``role``: through addresses that exist now, or (``later``) through the
+    readdressed routers' new ones."""
+    return lambda u, c: (
+        [route_add(*r) for r in u.diff.add_routes if (r[1] in c.new) == later]
+        if u.diff.role == role
+        else []
+    )
+
+
+def _dels(role: str, later: bool) -> _Commands:
+    """Route removals on ``role``: through other gateways, or (``later``) through the old
+    addresses of the readdressed routers."""
+    return lambda u, c: (
+        [route_del(r[0], r[1]) for r in u.diff.remove_routes if (r[1] in c.old) == later]
+        if u.diff.role == role
+        else []
+    )
+
+
+def _router_removals(u: _Unit, _c: _Ctx) -> list[str]:
+    return _route_dels(u.diff) + _removes_nets(u.diff) if u.diff.role == ROUTER else []
+
+
+def _readdress(u: _Unit, _c: _Ctx) -> list[str]:
+    return _nid_notes(u.diff) if u.diff.role != SERVER else []
+
+
+def _leftover_nets(u: _Unit, _c: _Ctx) -> list[str]:
+    """Old networks of clients; of servers only extra interfaces (a net a server leaves goes
+    with its NID change)."""
+    role = u.diff.role
+    return (
+        _removes_nets(u.diff)
+        if role == CLIENT
+        else _interfaces_going(u.diff)
+        if role == SERVER
+        else []
+    )
+
+
+def _readdress_outage(units: list[_Unit]) -> str:
+    texts: dict[str, None] = {}
+    for u in units:
+        if u.diff.role != ROUTER:
+            texts[HOST_NID_OUTAGE] = None
+        elif u.drained:
+            texts[ROUTER_NID_OUTAGE] = None
+        elif u.lonely:
+            texts[ROUTER_CUT_OUTAGE.format(nets=", ".join(u.lonely))] = None
+        else:
+            texts[ROUTER_UNKNOWN_OUTAGE] = None
+    return "; ".join(texts)
+
+
+def _server_nid_outage(units: list[_Unit]) -> str:
+    return SERVER_NET_OUTAGE if any(u.diff.remove_nets for u in units) else SERVER_NID_OUTAGE
+
+
+#: (title, commands, outage of a step of these units: empty, it runs live), in order.
+_PHASES: tuple[tuple[str, _Commands, Callable[[list[_Unit]], str] | None], ...] = (
+    ("add networks on routers", _on(ROUTER, _adds_nets), None),
     (
         "enable routing on routers",
-        lambda d: ["lnetctl set routing 1"] if d.routing == "enable" else [],
-    ),
-    ("add networks on servers and clients", _not_on(ROUTER, _adds_nets)),
-    ("add routes on servers (return paths before clients use them)", _on(SERVER, _route_adds)),
-    ("add routes on clients", _on(CLIENT, _route_adds)),
-    ("remove old UDSP rules on clients", _on(CLIENT, _udsp_dels)),
-    ("add UDSP rules on clients (after the routes they prefer)", _on(CLIENT, _udsp_adds)),
-    ("add routes on routers", _on(ROUTER, _route_adds)),
-    ("replace changed routes (LNet cannot change hop or priority in place)", _route_replaces),
-    (
-        "drain routers before their routes and networks go",
-        lambda d: ["lnetctl set routing 0"] if _drains(d) else [],
-    ),
-    ("remove old routes on clients", _on(CLIENT, _route_dels)),
-    ("remove old routes on servers", _on(SERVER, _route_dels)),
-    (
-        "remove old routes and networks on drained routers",
-        _on(ROUTER, lambda d: _route_dels(d) + _removes_nets(d)),
+        lambda u, _c: ["lnetctl set routing 1"] if u.diff.routing == "enable" else [],
+        None,
     ),
     (
-        "re-enable routing on drained routers that stay routers",
-        lambda d: (
-            ["lnetctl set routing 1"]
-            if d.role == ROUTER and _drains(d) and d.routing != "disable"
-            else []
-        ),
+        "add networks on servers and clients",
+        lambda u, _c: _adds_nets(u.diff) if u.diff.role != ROUTER else [],
+        None,
     ),
-    ("remove old networks on servers and clients", _not_on(ROUTER, _removes_nets)),
+    ("add routes on servers (return paths before clients use them)", _adds(SERVER, False), None),
+    ("add routes on clients", _adds(CLIENT, False), None),
+    ("remove old UDSP rules on clients", _on(CLIENT, _udsp_dels), None),
+    ("add UDSP rules on clients (after the routes they prefer)", _on(CLIENT, _udsp_adds), None),
+    ("add routes on routers", _on(ROUTER, _route_adds), None),
+    (
+        "replace changed routes (LNet cannot change hop or priority in place)",
+        lambda u, _c: _route_replaces(u.diff),
+        None,
+    ),
+    (
+        "change servers' NIDs (their targets are registered under the old ones)",
+        _on(SERVER, _server_nid_change),
+        _server_nid_outage,
+    ),
+    (
+        "drain routers whose peers keep other gateways",
+        lambda u, _c: ["lnetctl set routing 0", DRAIN_WAIT] if u.drained else [],
+        None,
+    ),
+    ("remove old routes on clients", _dels(CLIENT, False), None),
+    ("remove old routes on servers", _dels(SERVER, False), None),
+    ("remove old routes and networks on routers (no peer uses them there)", _router_removals, None),
+    (
+        "fix interface addresses on routers and clients (outside LNet)",
+        _readdress,
+        _readdress_outage,
+    ),
+    ("add routes through the new addresses on servers", _adds(SERVER, True), None),
+    ("add routes through the new addresses on clients", _adds(CLIENT, True), None),
+    ("remove routes through the old addresses on clients", _dels(CLIENT, True), None),
+    ("remove routes through the old addresses on servers", _dels(SERVER, True), None),
+    (
+        "re-enable routing on drained routers",
+        lambda u, _c: ["lnetctl set routing 1"] if u.drained else [],
+        None,
+    ),
+    (
+        "disable routing on hosts that are no routers (no route goes through them any more)",
+        lambda u, _c: ["lnetctl set routing 0"] if u.diff.routing == "disable" else [],
+        None,
+    ),
+    ("remove old networks on servers and clients", _leftover_nets, None),
     # last: drop_asym_route only once the routes on both sides are symmetric
-    ("set LNet tunables", _tunable_sets),
+    (
+        "set LNet tunables",
+        lambda u, _c: tunable_sets(u.diff),
+        lambda units: reload_outage(u.diff for u in units),
+    ),
 )
-#: What a phase's step interrupts, by its commands (the other phases run live).
-_OUTAGES: dict[_Commands, Callable[[list[Group]], str]] = {
-    _nid_notes: _nid_outage,
-    _tunable_sets: reload_outage,
-}
 
 
 def plan_changes(result: DiffResult) -> list[Step]:
     """The changes of ``result`` as ordered lnetctl steps per node set (empty when equal).
 
-    Within a step, groups that run the same commands are merged into one node set.
+    Within a step, hosts that run the same commands are merged into one node set.
     """
+    units, ctx = _units(result)
     steps: list[Step] = []
     number = 0
-    for title, make in _PHASES:
-        by_cmds: dict[tuple[str, ...], list[Group]] = {}
-        for g in result.groups:
-            cmds = tuple(refused(c) for c in make(g.diff))
+    for title, make, outage_of in _PHASES:
+        by_cmds: dict[tuple[str, ...], list[_Unit]] = {}
+        for u in units:
+            cmds = tuple(refused(c) for c in make(u, ctx))
             if cmds:
-                by_cmds.setdefault(cmds, []).append(g)
+                by_cmds.setdefault(cmds, []).append(u)
         if not by_cmds:
             continue
         number += 1
         items = []
-        for cmds, gs in by_cmds.items():
+        for cmds, us in by_cmds.items():
             hosts = (
-                gs[0].hosts
-                if len(gs) == 1
-                else nodes.fold(n for g in gs for n in nodes.expand(g.hosts))
+                us[0].hosts
+                if len(us) == 1
+                else nodes.fold(n for u in us for n in nodes.expand(u.hosts))
             )
-            role = min(role_rank(g.diff.role) for g in gs)
-            outage = _OUTAGES[make](gs) if make in _OUTAGES else ""
-            step = Step(number, title, hosts, sum(g.count for g in gs), cmds, outage)
+            role = min(role_rank(u.diff.role) for u in us)
+            outage = outage_of(us) if outage_of else ""
+            step = Step(number, title, hosts, sum(u.count for u in us), cmds, outage)
             items.append((role, natural(hosts), step))
         steps.extend(s for _r, _n, s in sorted(items, key=lambda t: (t[0], t[1])))
     return steps

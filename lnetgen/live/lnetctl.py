@@ -8,6 +8,7 @@ is not configured; what a ``show`` of one section leaves out is unknown.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from lnetgen.diagnostics import json_path
 from lnetgen.live.block_yaml import Map, yaml_parse
 from lnetgen.live.cache import ParseCache, Sections
-from lnetgen.live.errors import EntryError, LiveParseError, decode, diag
+from lnetgen.live.errors import EntryError, LiveParseError, clip, decode, diag
 from lnetgen.live.fast_routes import route_table
 from lnetgen.live.lnetctl_sections import LNET_SECTIONS, NORMALIZERS, Globals, Routing
 from lnetgen.live.state import (
@@ -113,6 +114,7 @@ def parse_yaml(data: bytes, file: str, cache: ParseCache) -> HostState:
     split = data.find(b"\nroute:")
     bounds = [(0, len(data))] if split < 0 else [(0, split + 1), (split + 1, len(data))]
     parts: dict[str, tuple[Any, int]] = {}
+    errors: list[tuple[str, str]] = []
     for offset, stop in bounds:
         piece = data[offset:stop] if stop - offset <= _PIECE_CACHE_MAX else None
         got = cache.pieces.get(piece) if piece is not None else None
@@ -129,12 +131,18 @@ def parse_yaml(data: bytes, file: str, cache: ParseCache) -> HostState:
                 cache.pieces[piece] = got
                 cache.remember(len(piece))
         for key, value, kline in got:
+            if key == "show":  # an error block: one per section lnetctl failed to show
+                errors.extend(show_errors(value))
+                continue
             if key in parts:
                 line = kline + data.count(b"\n", 0, offset)
                 raise LiveParseError(
                     diag(file, line, 1, f"section {key!r} appears twice", path=json_path([key]))
                 )
             parts[key] = (value, kline)
+    if not parts and errors:
+        failed = "; ".join(f"{entity}: {why}" for entity, why in errors)
+        raise LiveParseError(diag(file, 1, 1, f"lnetctl showed nothing but errors: {failed}"))
     if not parts:
         raise LiveParseError(diag(file, 0, 0, "the dump is empty", "E-LIVE-EMPTY"))
     keys = set(parts)
@@ -151,7 +159,67 @@ def parse_yaml(data: bytes, file: str, cache: ParseCache) -> HostState:
                 + (f" ({len(unknown)} other top-level key(s))" if unknown else ""),
             )
         )
-    return _assemble_yaml(parts, file)
+    state = _assemble_yaml(parts, file)
+    return _with_errors(state, errors, set(parts)) if errors else state
+
+
+#: What a section lnetctl failed to show leaves unknown: the parts of a ``HostState`` and the
+#: YAML sections of the tunables (``lnetgen.tunables``: ``Tunable.yaml[0]``).
+_FAILED_PARTS = {
+    "net": ("nets", ("tunables", "lnd tunables")),
+    "route": ("routes", ()),
+    "routing": ("routing", ("buffers",)),
+    "global": ("", ("global",)),
+    "udsp": ("udsp", ()),
+}
+
+
+def show_errors(value: Any) -> list[tuple[str, str]]:
+    """(section, why) of each entry of an error block lnetctl writes into its output when it
+    cannot show a section (``show: [{net: {errno: -100, descr: "cannot get networks: ..."}}]``;
+    ``lnetctl export`` prints one block per failing section, so a dump may hold several),
+    made printable and cut short."""
+    out = []
+    for item in value if isinstance(value, list) else [value]:
+        if not isinstance(item, dict) or not item:
+            out.append(("?", "an error lnetgen cannot read"))
+            continue
+        for entity, body in item.items():
+            body = body if isinstance(body, dict) else {}
+            why = str(body.get("descr", "no description"))
+            if "errno" in body:
+                why += f" (errno {body['errno']})"
+            out.append((clip(str(entity), 40), clip(why, 200)))
+    return out
+
+
+def _with_errors(state: HostState, errors: list[tuple[str, str]], shown: set[str]) -> HostState:
+    """``state`` of a dump holding lnetctl error blocks (``shown``: the sections it does hold):
+    a note per failed section, and what that section would have shown unknown (not compared)
+    rather than empty (not configured).
+
+    Decision: the rest of the dump is what the node runs and is compared; a section lnetctl
+    could not show says nothing about the node, so it is neither "no routes" nor "no networks"
+    (which would propose adding them all).  Such a dump is lnetctl output, not a configuration
+    file, whatever sections it lacks."""
+    failed = {entity for entity, _why in errors}
+    health = [f"lnetctl could not show {entity}: {why}" for entity, why in errors]
+    changes: dict[str, Any] = {"health": (*state.health, *dict.fromkeys(health))}
+    hidden: set[str] = set()
+    for entity in sorted(failed & _FAILED_PARTS.keys()):
+        part, sections = _FAILED_PARTS[entity]
+        hidden.update(sections)
+        if part and entity not in shown:
+            changes[part] = None
+    if hidden and state.tunables is not None:
+        have = {name.rpartition(".")[2] for name in state.tunables}
+        changes["tunables_shown"] = frozenset(
+            n for n in state.tunables_shown if n in have or BY_NAME[n].yaml[0] not in hidden
+        )
+    if state.formats == (CONFIG,):
+        changes["formats"] = (BACKUP,)
+        changes["tunables_explicit"] = False
+    return dataclasses.replace(state, **changes)
 
 
 def _assemble_yaml(parts: dict[str, tuple[Any, int]], file: str) -> HostState:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from typing import Any
 
 from lnetgen import nodes, strictjson
 from lnetgen.diagnostics import InputError
@@ -29,10 +30,14 @@ _GENERATED_FORMATS = ("lnetctl", "modprobe")
 _Entry = tuple[str, str, str, str]
 
 
-def _manifest_entries(mpath: str, root: str, live: LiveSet) -> tuple[list[_Entry], Recorded]:
-    """The manifest's lnetctl and modprobe files, checked for shape, and the NIDs it records;
-    sets ``live.generated``.  Raises ``InputError`` (``E-LIVE-PATH``; ``E-LIVE-LINK`` when
-    the manifest is a symbolic link out of ``root``, never read)."""
+#: A manifest as read: the document and its text.
+Loaded = tuple[Any, str]
+
+
+def load_manifest(mpath: str, root: str) -> Loaded:
+    """The JSON document ``mpath`` (in the directory ``root``) and its text.  Raises
+    ``InputError`` (``E-LIVE-PATH``; ``E-LIVE-LINK`` when it is a symbolic link out of
+    ``root``, never read)."""
     try:
         data = read_bytes(mpath, root)
         manifest = strictjson.loads(data)
@@ -44,6 +49,13 @@ def _manifest_entries(mpath: str, root: str, live: LiveSet) -> tuple[list[_Entry
         raise path_error(mpath, f"cannot read: {exc.strerror or exc}") from None
     except (ValueError, RecursionError) as exc:  # bad JSON or UTF-8; JSON nested too deeply
         raise path_error(mpath, f"not an lnetgen manifest: {clip(str(exc), 200)}") from None
+    return manifest, data.decode("utf-8")
+
+
+def _manifest_entries(mpath: str, loaded: Loaded, live: LiveSet) -> tuple[list[_Entry], Recorded]:
+    """The manifest's lnetctl and modprobe files, checked for shape, and the NIDs it records;
+    sets ``live.generated``.  Raises ``InputError`` (``E-LIVE-PATH``)."""
+    manifest, text = loaded
     files = manifest.get("files") if isinstance(manifest, dict) else None
     if not isinstance(files, list) or not all(isinstance(e, dict) for e in files):
         raise path_error(
@@ -73,16 +85,18 @@ def _manifest_entries(mpath: str, root: str, live: LiveSet) -> tuple[list[_Entry
         sha = entry.get("sha256")
         out.append((str(fmt), rel, hosts, sha if isinstance(sha, str) else ""))
     out.sort(key=lambda e: (_GENERATED_FORMATS.index(e[0]), e[1]))
-    return out, recorded_nids(manifest, data.decode("utf-8"), mpath)
+    return out, recorded_nids(manifest, text, mpath)
 
 
-def _file_of_each_host(path: str, live: LiveSet) -> tuple[dict[str, str], dict[str, str], Recorded]:
+def _file_of_each_host(
+    path: str, loaded: Loaded, live: LiveSet
+) -> tuple[dict[str, str], dict[str, str], Recorded]:
     """host -> the file (relative to ``path``) its state is read from, lnetctl first; file ->
     its recorded sha256; the NIDs the manifest records.  Sets ``live.generated``."""
     mpath = os.path.join(path, "manifest.json")
     chosen: dict[str, str] = {}
     total = 0
-    entries, recorded = _manifest_entries(mpath, path, live)
+    entries, recorded = _manifest_entries(mpath, loaded, live)
     for _fmt, rel, hosts, _sha in entries:
         size = nodes.count(hosts)  # a node set is sized before ClusterShell expands it
         total += size
@@ -107,12 +121,12 @@ def _file_of_each_host(path: str, live: LiveSet) -> tuple[dict[str, str], dict[s
     return chosen, {rel: sha for _f, rel, _h, sha in entries}, recorded
 
 
-def read_generated(path: str, live: LiveSet, cache: ParseCache) -> None:
+def read_generated(path: str, live: LiveSet, cache: ParseCache, loaded: Loaded) -> None:
     """Read the generated tree ``path`` into ``live``: hosts that share a file share its
     state; a router's or server's state shows the NIDs the manifest records for it, when its
     file is still the one lnetgen wrote (``lnetgen.live.recorded``).  Raises ``InputError``
-    (``E-LIVE-PATH``) when the manifest cannot be used."""
-    chosen, sha_of, recorded = _file_of_each_host(path, live)
+    (``E-LIVE-PATH``) when the manifest (``loaded``, by ``load_manifest``) cannot be used."""
+    chosen, sha_of, recorded = _file_of_each_host(path, loaded, live)
     by_file: dict[str, list[str]] = {}
     for h, rel in chosen.items():
         by_file.setdefault(rel, []).append(h)

@@ -106,7 +106,9 @@ class LiveSet:
 
     ``hosts`` holds the hosts with at least one readable dump; ``errors`` one diagnostic per
     unreadable dump and ``error_hosts`` the hosts they belong to.  ``generated`` holds the
-    manifest's site, strategy and digest when PATH is an ``lnetgen generate`` directory.
+    manifest's site, strategy and digest when PATH is an ``lnetgen generate`` directory;
+    ``collect_failed`` the reasons an ``lnetgen collect`` directory records for its failed hosts
+    (a host among them may still have a dump, added by hand).
     """
 
     path: str
@@ -115,3 +117,5 @@ class LiveSet:
     errors: list[Diagnostic] = field(default_factory=list)
     error_hosts: set[str] = field(default_factory=set)
     generated: dict[str, str] | None = None
+    #: host -> why ``lnetgen collect`` could not read it (PATH is a collect directory)
+    collect_failed: dict[str, str] = field(default_factory=dict)

@@ -199,17 +199,7 @@ def read_live_world(live_path: str, manifest: Manifest) -> World:
             state = live.hosts.get(h)
             if state is None:
                 if h not in live.error_hosts:
-                    world.findings.append(
-                        Diagnostic(
-                            live_path,
-                            0,
-                            0,
-                            "error",
-                            "V-HOST-MISSING",
-                            "$",
-                            f"no dump of {h} ({e.role} in {e.path}): nothing proved for it",
-                        )
-                    )
+                    world.findings.append(_missing(live_path, h, e, live.collect_failed.get(h)))
                 continue
             groups.setdefault(_signature(state), []).append(h)
         stem = os.path.basename(e.path).split(".", 1)[0]
@@ -235,6 +225,22 @@ def read_live_world(live_path: str, manifest: Manifest) -> World:
             )
         )
     return world
+
+
+def _missing(live_path: str, host: str, entry: Entry, why: str | None) -> Diagnostic:
+    """``V-HOST-MISSING`` for ``host`` of ``entry``; with the reason ``lnetgen collect``
+    recorded when it could not read the host (``why``), so that the finding says what to fix
+    (``ssh: ... No route to host``) rather than only that a file is missing."""
+    told = f" (lnetgen collect failed: {why})" if why is not None else ""
+    return Diagnostic(
+        live_path,
+        0,
+        0,
+        "error",
+        "V-HOST-MISSING",
+        "$",
+        f"no dump of {host} ({entry.role} in {entry.path}): nothing proved for it{told}",
+    )
 
 
 def _ansible_nids(path: str, root: str) -> list[str]:

@@ -1,0 +1,150 @@
+"""Which routers every host routes through, live and planned (``Paths``), and which routers
+can be drained while a change rolls out without cutting anyone off (``drain_plan``).
+
+Why this matters: ``lnetctl set routing 0`` does not let a router finish its traffic.  Its
+``lnet_parse_forward_locked()`` drops every message to forward from that moment on
+(``if (!the_lnet.ln_routing) return -ECANCELED``), and the peers learn it only at their next
+router ping (the ``LNET_PING_FEAT_RTE_DISABLED`` flag), when they mark its routes down and
+choose their other gateways.  A drain is therefore graceful only for a net that has another
+gateway meanwhile; for a net it is the only gateway of, it is a cut.
+
+The decision (what an administrator does by hand): a router is drained only when, for every
+host (client or server) that routes through it to a net it still needs, that host keeps a
+route to the same net through another router that stays up for the whole drain -- one that is
+not drained itself, not readdressed, has both nets in the plan, and whose route is in the plan
+(so it exists from the "add routes" steps on and is never removed).  Routers are taken in name
+order, each one only when draining it together with those already taken keeps that promise.
+A router that cannot be drained is not: its peers' routes through it go first (``lnetctl route
+del`` moves a peer's traffic at once, without a window), then its own old networks.  A router
+whose address changes (LNet restarts to take it) and cannot be drained takes the paths it
+alone carries down while it restarts: those nets are returned (``DrainPlan.lonely``) so that its
+step says so.
+
+Hosts the live PATH shows nothing of (missing, unreadable, or dumps without routes) are taken
+to be as the plan says: the diff plans no change for them either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from lnetgen.diff.expected import Expected
+from lnetgen.diff.result import ROUTER, Hop, Paths, Peer
+from lnetgen.live import HostState, LiveSet
+
+
+@dataclass(frozen=True)
+class DrainPlan:
+    """The routers to drain, and per readdressed router that cannot be drained the nets it
+    alone serves to some host."""
+
+    drained: frozenset[str]
+    lonely: Mapping[str, tuple[str, ...]]
+
+
+def _net_of(nid: str) -> str:
+    return nid.rpartition("@")[2]
+
+
+def build_paths(expected: Mapping[str, Expected], live: LiveSet) -> Paths:
+    """The gateways of every host of ``expected`` (the plan's hosts), resolved to routers."""
+    plan_of: dict[str, str] = {}
+    router_nets: dict[str, frozenset[str]] = {}
+    for name, exp in expected.items():
+        if exp.role != ROUTER:
+            continue
+        router_nets[name] = frozenset(exp.nets)
+        for nid in (*exp.nids.values(), *(n for v in exp.rail_nids.values() for n in v)):
+            plan_of[nid] = name
+    live_of = dict(plan_of)
+    for name in router_nets:
+        state = live.hosts.get(name)
+        if state is not None and state.nets is not None:
+            for nids in state.nets.nids.values():
+                live_of.update((nid, name) for nid in nids)
+    seen: dict[tuple[object, ...], tuple[str, frozenset[Hop], frozenset[Hop]]] = {}
+    count: dict[tuple[object, ...], int] = {}
+    for name, exp in expected.items():
+        if exp.role == ROUTER:
+            continue
+        state = live.hosts.get(name)
+        table = state.routes if state is not None else None
+        key = (exp.role, id(exp.routes), id(table), id(state.peers) if state else 0)
+        if key not in seen:
+            want = frozenset((n, plan_of.get(g, "?" + g), g) for n, g in exp.routes)
+            have = want if table is None else _resolve(table.routes, state, live_of)
+            seen[key] = (exp.role, have, want)
+        count[key] = count.get(key, 0) + 1
+    peers = tuple(Peer(role, count[k], have, want) for k, (role, have, want) in seen.items())
+    return Paths(peers, router_nets)
+
+
+def _resolve(
+    routes: Iterable[tuple[str, str]], state: HostState | None, live_of: Mapping[str, str]
+) -> frozenset[Hop]:
+    out: set[Hop] = set()
+    peers = state.peers if state is not None else {}
+    for net, gw in routes:
+        router = live_of.get(gw)
+        if router is None:
+            router = next((live_of[a] for a in sorted(peers.get(gw, ())) if a in live_of), None)
+        out.add((net, router or "?" + gw, gw))
+    return frozenset(out)
+
+
+def drain_plan(
+    paths: Paths | None,
+    candidates: Iterable[str],
+    readdressed: frozenset[str],
+    later: frozenset[str],
+) -> DrainPlan:
+    """Which of ``candidates`` (in the order given) can be drained; see the module docstring.
+    ``readdressed``: routers whose address changes; ``later``: gateway NIDs that exist only
+    after that change (routes through them are added after it).  Without ``paths`` (a result
+    built by hand) nothing can be shown safe, and nothing is drained."""
+    if paths is None:
+        return DrainPlan(frozenset(), {r: () for r in readdressed})
+    # (peer, net) -> (routers usable as a gateway throughout, routers used at some moment)
+    pairs: list[tuple[frozenset[str], frozenset[str], str]] = []
+    by_router: dict[str, list[int]] = {}
+    nets_of = paths.router_nets
+    for p in paths.peers:
+        for net in sorted({n for n, _r, _g in p.want}):
+            usable = frozenset(
+                r
+                for n, r, g in p.want
+                if n == net
+                and r not in readdressed
+                and g not in later
+                and net in nets_of.get(r, ())
+                and _net_of(g) in nets_of.get(r, ())
+            )
+            used = frozenset(r for n, r, _g in p.live | p.want if n == net)
+            i = len(pairs)
+            pairs.append((usable, used, net))
+            for r in usable | used:
+                by_router.setdefault(r, []).append(i)
+
+    def holds(i: int, drained: frozenset[str]) -> bool:
+        usable, used, _net = pairs[i]
+        return not (used & drained) or bool(usable - drained)
+
+    drained: frozenset[str] = frozenset()
+    for r in candidates:
+        trial = drained | {r}
+        if all(holds(i, trial) for i in by_router.get(r, ())):
+            drained = trial
+    lonely = {
+        r: tuple(
+            sorted(
+                {
+                    pairs[i][2]
+                    for i in by_router.get(r, ())
+                    if r in pairs[i][1] and not (pairs[i][0] - drained - {r})
+                }
+            )
+        )
+        for r in sorted(readdressed - drained)
+    }
+    return DrainPlan(drained, lonely)

@@ -1,0 +1,93 @@
+"""The tunables step of ``plan_changes``: which changed LNet tunables ``lnetctl set`` or a
+run-time module parameter sets live, and which take effect only when LNet is loaded again (an
+outage of that host)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from lnetgen.diff.result import CLIENT, ROUTER, SERVER, HostDiff
+
+#: A tunable that takes effect only when LNet is loaded again (per-NI credits such as
+#: ``o2ib.peer_credits``, the LND module options, ``check_routers_before_use``, a setting to
+#: remove) is no live change either, like a NID change: LNet must be unloaded and loaded again
+#: with the new files on that host.  A router is drained first so that its peers stop choosing
+#: it; a server's targets are out while it reloads (unless failed over to the partner); a
+#: client's mounts must go.  Steps that only run ``lnetctl set`` or write a run-time module
+#: parameter stay live.
+SERVER_RELOAD_OUTAGE = (
+    "outage of the server's targets: the new values take effect only when LNet is unloaded and "
+    "loaded again with the new files -- unmount the targets (or fail them over to the "
+    "partner) first"
+)
+ROUTER_RELOAD_OUTAGE = (
+    "router outage: the new values take effect only when LNet is unloaded and loaded again with "
+    "the new files -- drain it first (`lnetctl set routing 0`, until its peers stop choosing it)"
+)
+CLIENT_RELOAD_OUTAGE = (
+    "host outage: the new values take effect only when LNet is unloaded and loaded again with "
+    "the new files -- unmount Lustre on these clients first"
+)
+_RELOAD_OUTAGE = {SERVER: SERVER_RELOAD_OUTAGE, ROUTER: ROUTER_RELOAD_OUTAGE}
+
+
+#: Tunables lnetctl sets on a running node (lnetctl set KEY VALUE).
+_LNETCTL_SET = {
+    "transaction_timeout": "transaction_timeout",
+    "retry_count": "retry_count",
+    "drop_asym_route": "drop_asym_route",
+    "tiny_router_buffers": "tiny_buffers",
+    "small_router_buffers": "small_buffers",
+    "large_router_buffers": "large_buffers",
+}
+#: lnet module parameters writable at run time (0644 in lnet/lnet/router.c).
+_SYSFS = ("alive_router_check_interval", "router_ping_timeout")
+
+
+_FIRST = {"transaction_timeout": 0, "retry_count": 1}
+
+
+def _in_order(d: HostDiff) -> list[tuple[str, int | None, int | None]]:
+    """The changed tunables, transaction_timeout and retry_count first, then by name."""
+    return sorted(d.tunables, key=lambda t: (_FIRST.get(t[0], 2), t[0]))
+
+
+def reload_tunables(d: HostDiff) -> list[str]:
+    """The changed tunables that take effect only when LNet is loaded again with the new
+    files: per-NI credits, check_routers_before_use, and settings to remove."""
+    return [
+        f"{name} (remove)" if want is None else name
+        for name, _have, want in _in_order(d)
+        if want is None or (name not in _LNETCTL_SET and name not in _SYSFS)
+    ]
+
+
+def tunable_sets(d: HostDiff) -> list[str]:
+    """Set the changed tunables: lnetctl where it can, sysfs for the writable module
+    parameters; the rest (``reload_tunables``) only take effect when LNet is loaded again
+    with the new files, and their step is an outage (``reload_outage``)."""
+    out = []
+    for name, _have, want in _in_order(d):
+        if want is None:
+            continue
+        if name in _LNETCTL_SET:
+            out.append(f"lnetctl set {_LNETCTL_SET[name]} {want}")
+        elif name in _SYSFS:
+            out.append(f"echo {want} > /sys/module/lnet/parameters/{name}")
+    later = reload_tunables(d)
+    if later:
+        out.append(
+            f"# {', '.join(later)}: take effect when LNet is loaded again with the new files"
+        )
+    return out
+
+
+def reload_outage(diffs: Iterable[HostDiff]) -> str:
+    """What a tunables step interrupts when a tunable of its hosts takes effect only when LNet
+    is loaded again (one text per role among them, servers first); empty when it runs live."""
+    roles = {d.role for d in diffs if reload_tunables(d)}
+    return "; ".join(
+        _RELOAD_OUTAGE.get(role, CLIENT_RELOAD_OUTAGE)
+        for role in (SERVER, ROUTER, CLIENT)
+        if role in roles
+    )
