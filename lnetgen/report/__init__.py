@@ -1,18 +1,20 @@
-"""The HTML report: a site's storage fabric, torus link loads, load histograms and failure
-summary as one self-contained HTML file with inline SVG (no script, nothing fetched).
+"""The HTML report: a site's storage fabric, torus link loads (or, on a dragonfly, where the
+client <-> router flows go), load histograms and failure summary as one self-contained HTML
+file with inline SVG (no script, nothing fetched).
 
 Entry points: :func:`build_report` (site and strategies -> :class:`Report`), :func:`render_html`
 (:class:`Report` -> HTML text), :func:`html_report` (both), :func:`link_load_arrays` (the torus
 link loads of a plan as two (X, Y, Z, 6) arrays) and :func:`clients_per_router`.
 
 Inside, layers depend downwards only: ``render`` (HTML) on ``page`` (the report, shared scales)
-on one module per picture (``fabric``, ``torus``, ``histograms``, ``failures``), which stand on
-``solved`` (each strategy solved and analyzed), ``data`` (what the templates read) and ``svg``
-(shapes, ticks, short texts).
+on one module per picture (``fabric``, ``torus``, ``dragonfly``, ``histograms``, ``failures``),
+which stand on ``solved`` (each strategy solved and analyzed), ``data`` (what the templates
+read) and ``svg`` (shapes, ticks, short texts).
 """
 
 from lnetgen.analyze import link_load_arrays
 from lnetgen.report.data import (
+    DragonflyView,
     FabricView,
     FailureView,
     Figure,
@@ -44,6 +46,7 @@ __all__ = [
     "NET_COLOURS",
     "PAGE_WIDTH",
     "Circle",
+    "DragonflyView",
     "FabricView",
     "FailureView",
     "Figure",

@@ -59,6 +59,15 @@ class StrategyView:
 
 
 @dataclass(frozen=True)
+class DragonflyView:
+    """The dragonfly client side of every layout (``lnetgen.report.dragonfly``)."""
+
+    headline: str  # the site's dragonfly, in analyze's words
+    figure: Figure  # one stacked bar per layout and direction
+    table: Table  # one row per layout and direction, analyze's figures
+
+
+@dataclass(frozen=True)
 class Message:
     severity: str
     code: str
@@ -87,3 +96,5 @@ class Report:
     predicted_note: str = ""
     #: the rates the page uses: "<inventory entry: source> [what uses it]" or the option
     rates: tuple[str, ...] = ()
+    #: on a dragonfly client side: where each layout's client <-> router flows go
+    dragonfly: DragonflyView | None = None

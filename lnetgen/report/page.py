@@ -19,6 +19,7 @@ from lnetgen.diagnostics import Diagnostic
 from lnetgen.model import Site
 from lnetgen.progress import NO_PROGRESS, Progress
 from lnetgen.report.data import Message, Report, StrategyView, Table
+from lnetgen.report.dragonfly import dragonfly_view
 from lnetgen.report.fabric import fabric_headline, fabric_legend, fabric_views, riser_scale
 from lnetgen.report.failures import failure_chart, failure_view
 from lnetgen.report.histograms import histogram_axes, link_hist, router_hist
@@ -28,6 +29,7 @@ from lnetgen.report.torus import heat_legend, heat_scale, torus_phases
 from lnetgen.throughput import DEFAULT, Prediction, WorkloadSpec
 from lnetgen.throughput.fabric import FabricRoutes
 from lnetgen.throughput.sources import legend_lines, merged
+from lnetgen.traffic.dragonfly import DragonflyReport
 from lnetgen.traffic.settings import given_mb_s, settings_for
 
 #: Default caps: switch boxes drawn per strategy, torus slices drawn per direction.
@@ -43,12 +45,15 @@ def _span(v: IntArray) -> str:
 
 
 def _summary(site: Site, items: Sequence[Solved | Unsolved]) -> Table:
-    """One row per strategy: nets, classes, spine crossing, router and torus load, N-1."""
-    rows = []
+    """One row per strategy: nets, classes, spine crossing, router and torus load (on a
+    dragonfly: the write / read shares across a global link), N-1, predictions.  A strategy
+    that cannot be solved is a row of empty cells as wide as the head (it was one short)."""
+    rows: list[tuple[str, ...]] = []
     torus = site.torus is not None
+    dragonfly = site.dragonfly is not None
     for it in items:
         if isinstance(it, Unsolved):
-            rows.append((it.name, "not solvable", *([""] * (10 if torus else 8))))
+            rows.append((it.name, "not solvable"))  # padded to the head below
             continue
         a = it.analysis
         fw = a.fabric.writes
@@ -71,6 +76,8 @@ def _summary(site: Site, items: Sequence[Solved | Unsolved]) -> Table:
             )
         elif torus:
             row.extend(["-", "-"])
+        if dragonfly:
+            row.append(_global_share(a.dragonfly))
         row.append(
             f"{nm.worst.lost} / {nm.worst.fallback}" if nm is not None and nm.worst else "0 / 0"
         )
@@ -88,6 +95,8 @@ def _summary(site: Site, items: Sequence[Solved | Unsolved]) -> Table:
     ]
     if torus:
         head += ["torus max w / r", "saturated links"]
+    if dragonfly:
+        head.append("across a global link w / r")
     head += [
         "N-1 worst lost / back",
         "routers losing a net",
@@ -97,9 +106,18 @@ def _summary(site: Site, items: Sequence[Solved | Unsolved]) -> Table:
     ]
     return Table(
         tuple(head),
-        tuple(rows),
+        tuple(r + ("",) * (len(head) - len(r)) for r in rows),
         tuple(i > 0 for i in range(len(head))),
     )
+
+
+def _global_share(d: DragonflyReport | None) -> str:
+    """The share of write / read flows across a dragonfly global link, as analyze prints it
+    ("-" for a direction without flows)."""
+    if d is None:
+        return "-"
+    w, r = (pct(g.cross_group / g.flows) if g.flows else "-" for g in (d.writes, d.reads))
+    return f"{w} / {r}"
 
 
 def _predicted(preds: Sequence[Prediction]) -> list[str]:
@@ -150,6 +168,15 @@ def _facts(site: Site) -> tuple[tuple[str, str], ...]:
             ),
         ),
     ]
+    if site.dragonfly is not None:
+        d = site.dragonfly
+        facts.append(
+            (
+                "dragonfly",
+                f"{d.groups} groups x {d.switches} switches, {d.global_links} global links per "
+                "pair of groups",
+            )
+        )
     if site.torus is not None:
         t = site.torus
         facts.append(
@@ -297,4 +324,5 @@ def build_report(
         compute_note=compute_note,
         predicted_note=predicted_note,
         rates=rates,
+        dragonfly=dragonfly_view(items),
     )
