@@ -13,7 +13,7 @@ group).  This is the only package that imports click or prints.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -28,6 +28,7 @@ from lnetgen.cli.common import (
     handles_input_errors,
     keep_nets_option,
     not_empty,
+    noted_interruption,
     plan_option,
     progress_bars,
     quiet_option,
@@ -35,7 +36,10 @@ from lnetgen.cli.common import (
     site_argument,
 )
 from lnetgen.cli.common import print_diags as _print_diags
-from lnetgen.diagnostics import errors, to_json
+from lnetgen.diagnostics import Diagnostic, errors, to_json
+
+if TYPE_CHECKING:
+    from lnetgen.write import WriteResult
 
 
 @click.group(
@@ -223,20 +227,41 @@ def generate(
 
     --out is replaced atomically under a lock; only files listed in its manifest.json with
     their recorded sha256 are ever replaced or deleted.  With --plan the tree is exactly the
-    one solving would write for that plan."""
+    one solving would write for that plan.  Stopped (Ctrl-C, SIGTERM), it says whether --out
+    holds the old tree or the new one."""
+    from lnetgen.write import check_replaceable
+
+    stage = [f"stopped before writing: {out} was not touched"]
+    with noted_interruption(lambda: stage[0]):
+        if not force:  # a refused --out is refused before the solve (5 s on Blue Waters)
+            check_replaceable(out, "generate")
+        _generate(site, strategy, plan_path, out, formats, force, fmt, quiet, keep_path, stage)
+
+
+def _generate(
+    site: str,
+    strategy: str | None,
+    plan_path: str | None,
+    out: str,
+    formats: str | None,
+    force: bool,
+    fmt: str,
+    quiet: bool,
+    keep_path: str | None,
+    stage: list[str],
+) -> None:
     import json
 
     from lnetgen.api import generate as gen_fn
     from lnetgen.api import write_output
-    from lnetgen.write import check_replaceable
 
-    if not force:  # a refused --out is refused before the solve (5 s on Blue Waters), not after
-        check_replaceable(out, "generate")
     gen = gen_fn(site, strategy, formats, plan_path, force=force, keep_path=keep_path)
     _print_diags(gen.warnings)
     before = len(gen.warnings)
     # files are rendered as they are written: the emitters' warnings come after the write
     result = write_output(gen, out, force=force, progress=progress_bars(quiet))
+    stage[0] = f"stopped after writing: {out} holds the new tree"
+    gen.warnings.extend(_overwritten(out, result))
     _print_diags(gen.warnings[before:])
     for line in saved_warnings(out, result):
         click.echo(line, err=True)
@@ -250,6 +275,8 @@ def generate(
             "removed": sorted(result.removed),
             "saved": result.saved,
             "recovered": list(result.recovered),
+            "overwritten": list(result.overwritten),
+            "kept": result.kept,
             "skipped": dict(sorted(gen.skipped.items())),
             "warnings": [d.as_dict() for d in gen.warnings],
         }
@@ -257,11 +284,34 @@ def generate(
         return
     click.echo(
         f"{out}: {len(gen.records)} files ({len(result.written)} written, "
-        f"{len(result.unchanged)} unchanged, {len(result.removed)} removed); "
-        f"strategy {gen.plan.strategy}"
+        f"{len(result.unchanged)} unchanged, {len(result.removed)} removed"
+        + (f", {len(result.overwritten)} hand-edited overwritten" if result.overwritten else "")
+        + f"); strategy {gen.plan.strategy}"
     )
     for name, reason in sorted(gen.skipped.items()):
         click.echo(f"  {name}: skipped ({reason})", err=True)
+
+
+def _overwritten(out: str, result: WriteResult) -> list[Diagnostic]:
+    """A warning for each file of ``out`` edited by hand that ``--force`` replaced or removed,
+    naming where its edited copy was kept (``WriteResult.kept``)."""
+    import os
+
+    gone = set(result.removed)
+    return [
+        Diagnostic(
+            os.path.join(out, rel),
+            0,
+            0,
+            "warning",
+            "W-OUTPUT-OVERWRITTEN",
+            "$",
+            f"edited by hand since lnetgen wrote it: --force "
+            f"{'removed' if rel in gone else 'replaced'} it; the edited copy is kept as "
+            f"{os.path.join(result.kept, rel)}",
+        )
+        for rel in result.overwritten
+    ]
 
 
 # ---- command families in their own modules

@@ -14,7 +14,8 @@ import itertools
 import os
 import stat
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import wraps
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -133,6 +134,11 @@ class DiagnosticsError(click.ClickException):
         print_diags(self.diagnostics)
 
 
+class Terminated(SystemExit):
+    """A SIGTERM: the run unwinds (``finally`` blocks, removal of temporaries) and exits
+    128 + 15, as a killed process does."""
+
+
 def _exit_cleanly_on_sigterm() -> None:
     """``kill`` (SIGTERM) unwinds like Ctrl-C: a run writing an output tree removes its
     temporary tree and its lock file on the way out (they were left behind, a 551 MB temporary
@@ -141,10 +147,33 @@ def _exit_cleanly_on_sigterm() -> None:
     import threading
 
     def terminated(signum: int, _frame: object) -> None:
-        raise SystemExit(128 + signum)
+        raise Terminated(128 + signum)
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, terminated)
+
+
+def tell_notes(exc: BaseException | None) -> None:
+    """Print the notes of an interruption (``KeyboardInterrupt``, ``Terminated``) on stderr,
+    one ``lnetgen: ...`` line each: what the interrupted run leaves, such as which tree an
+    output directory holds (``lnetgen.write``)."""
+    from lnetgen.diagnostics import printable
+
+    for note in getattr(exc, "__notes__", None) or ():
+        click.echo(f"lnetgen: {printable(str(note))}", err=True)
+
+
+@contextmanager
+def noted_interruption(note: Callable[[], str]) -> Iterator[None]:
+    """A block whose interruption (Ctrl-C, SIGTERM) leaves with the note ``note()`` unless
+    it has one already (``tell_notes``): ``generate`` says whether it stopped before or after
+    it wrote --out."""
+    try:
+        yield
+    except (KeyboardInterrupt, Terminated) as exc:
+        if not getattr(exc, "__notes__", None):
+            exc.add_note(note())
+        raise
 
 
 class Lnetgen(click.Group):
@@ -194,9 +223,13 @@ class Lnetgen(click.Group):
             if ctx is not None:
                 click.echo(f"Try '{ctx.command_path} --help' for help.", err=True)
             sys.exit(EXIT_INPUT)
-        except click.Abort:  # Ctrl-C: the shell's code for a run stopped by SIGINT
+        except click.Abort as exc:  # Ctrl-C: the shell's code for a run stopped by SIGINT
             click.echo("Aborted!", err=True)
+            tell_notes(exc.__cause__)
             sys.exit(128 + 2)
+        except Terminated as exc:
+            tell_notes(exc)
+            raise
         if not standalone_mode:
             return rv
         sys.exit(rv if isinstance(rv, int) else EXIT_OK)

@@ -129,10 +129,12 @@ def _loading(lustre: Targets, modprobe: bool, need: dict[str, str]) -> list[str]
     out += [
         "  Routes, nets and tunables change live: 'lnetctl import FILE' adds what FILE",
         "  holds, 'lnetctl import --del FILE' removes it.  Add new routes before removing",
-        "  old ones, and drain a router ('lnetctl set routing 0') before its routes or nets",
-        "  go; 'lnetgen diff --plan-changes' lists the steps in that order.  A server NID",
-        "  change is not live: the file system's configuration logs hold it (stop the file",
-        "  system, then 'lctl replace_nids' on the MGS, or a writeconf).",
+        "  old ones.  A router with routing off ('lnetctl set routing 0') drops what it is",
+        "  given to forward at once: drain one only while every net it serves has another",
+        "  gateway; 'lnetgen diff --plan-changes' lists the steps in a safe order.  A server",
+        "  NID change (a new address, or a storage net it leaves) is not live: the file",
+        "  system's configuration logs hold it (stop the file system, then 'lctl",
+        "  replace_nids' on the MGS, or a writeconf).",
         "",
     ]
     return out
