@@ -10,9 +10,11 @@ Both sides are normalized first (``lnetgen.live`` does the live side), then comp
 * networks added or removed, interfaces changed; NIDs that differ from the inventory's;
 * routing enabled on routers and disabled elsewhere.
 
-Hosts of the plan with no live dump are *missing*, dumped hosts the plan does not know are
-*unknown*; unreadable dumps are errors.  Hosts (and route tables) that share their expected
-state share the comparison's result objects, which keeps a site of thousands of clients fast.
+Hosts of the plan with no live dump are *missing* (with the reason ``lnetgen collect``
+recorded for them, when PATH is a collect directory: ``missing_reasons``), dumped hosts the
+plan does not know are *unknown*; unreadable dumps are errors.  Hosts (and route tables) that
+share their expected state share the comparison's result objects, which keeps a site of
+thousands of clients fast.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from lnetgen.diff.result import (
     RouteChange,
     RouteEntry,
     fold_hosts,
+    missing_reasons,
     natural,
     role_rank,
 )
@@ -314,12 +317,14 @@ def diff(
         error_hosts=fold_hosts(live.error_hosts),
         health=health_rows,
         paths=paths,
+        missing_reasons=missing_reasons(missing, live.collect_failed),
     )
 
 
 def _within(live: LiveSet, hosts: Collection[str]) -> LiveSet:
-    """``live`` without the hosts outside ``hosts`` (and without their unreadable dumps)."""
-    outside = (set(live.hosts) | live.error_hosts) - set(hosts)
+    """``live`` without the hosts outside ``hosts`` (and without their unreadable dumps and
+    the reasons collect recorded for them)."""
+    outside = (set(live.hosts) | live.error_hosts | set(live.collect_failed)) - set(hosts)
     if not outside:
         return live
     their_files = {f for h in outside for f in live.files.get(h, ())}
@@ -329,4 +334,5 @@ def _within(live: LiveSet, hosts: Collection[str]) -> LiveSet:
         files={h: f for h, f in live.files.items() if h in hosts},
         errors=[d for d in live.errors if d.file not in their_files],
         error_hosts=live.error_hosts - outside,
+        collect_failed={h: w for h, w in live.collect_failed.items() if h not in outside},
     )

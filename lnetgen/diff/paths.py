@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from lnetgen.diff.expected import Expected
-from lnetgen.diff.result import ROUTER, Hop, Paths, Peer
+from lnetgen.diff.result import ROUTER, Hop, Paths, Peer, natural
 from lnetgen.live import HostState, LiveSet
 
 
@@ -148,3 +148,22 @@ def drain_plan(
         for r in sorted(readdressed - drained)
     }
     return DrainPlan(drained, lonely)
+
+
+def sole_gateway_nets(paths: Paths, routers: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Per router of ``routers``: the nets it is the only planned gateway to for some host
+    (client or server), sorted; empty when every host routing through it to a net has another
+    router to that net.  Reloading LNet on such a router cuts those hosts off from those nets
+    until it is back, and draining it first (``lnetctl set routing 0``) only cuts them sooner
+    (see the module docstring): no peer has another gateway to turn to.  The planned routes
+    are those that are in place when the plan's changes are done."""
+    wanted = set(routers)
+    out: dict[str, set[str]] = {r: set() for r in wanted}
+    for p in paths.peers:
+        by_net: dict[str, set[str]] = {}
+        for net, router, _g in p.want:
+            by_net.setdefault(net, set()).add(router)
+        for net, via in by_net.items():
+            if len(via) == 1 and (only := next(iter(via))) in wanted:
+                out[only].add(net)
+    return {r: tuple(sorted(nets, key=natural)) for r, nets in sorted(out.items())}

@@ -97,6 +97,7 @@ def format_text(result: DiffResult) -> str:
             f"missing (in the plan, no live dump): {result.missing} "
             f"({_count(result.missing_count, 'host')})"
         )
+        out.extend(_reason_lines(result))
     if result.unknown:
         out.append("")
         out.append(
@@ -120,6 +121,23 @@ def format_text(result: DiffResult) -> str:
         out.append("")
         out.append("live state equals the plan")
     return "\n".join(printable(line) for line in out) + "\n"
+
+
+#: Most rows of reasons the text shows (the JSON has them all), as for unknown hosts.
+MAX_REASON_ROWS = 20
+
+
+def _reason_lines(result: DiffResult) -> list[str]:
+    """Why ``lnetgen collect`` could not read the missing hosts, one line per reason (made
+    printable with the rest of the text)."""
+    rows = result.missing_reasons
+    out = [
+        f"  {hosts}: lnetgen collect failed: {reason}"
+        for hosts, _n, reason in rows[:MAX_REASON_ROWS]
+    ]
+    if len(rows) > MAX_REASON_ROWS:
+        out.append(f"  ... and {len(rows) - MAX_REASON_ROWS} more reasons")
+    return out
 
 
 def clush_line(hosts: str, command: str) -> str:
@@ -231,6 +249,9 @@ def to_dict(result: DiffResult, steps: list[Step] | None = None) -> dict[str, An
         "equal": result.equal,
         "groups": [_group_dict(g) for g in result.groups],
         "missing": result.missing,
+        "missing_reasons": [
+            {"hosts": h, "count": n, "reason": why} for h, n, why in result.missing_reasons
+        ],
         "unknown": [{"host": h, "files": list(f)} for h, f in result.unknown],
         "errors": [d.as_dict() for d in result.errors],
         "health": [{"hosts": h, "count": n, "note": note} for h, n, note in result.health],

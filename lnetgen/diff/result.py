@@ -4,7 +4,7 @@ same changes, and the whole ``DiffResult``; also how host names in it are sorted
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from lnetgen import nodes
@@ -107,6 +107,9 @@ class DiffResult:
     errors: list[Diagnostic] = field(default_factory=list)
     error_hosts: str = ""
     health: list[tuple[str, int, str]] = field(default_factory=list)  # hosts, count, note
+    #: why ``lnetgen collect`` could not read missing hosts (``missing_reasons``): hosts,
+    #: count, reason
+    missing_reasons: list[tuple[str, int, str]] = field(default_factory=list)
     #: every host's gateways, live and planned (what ``plan_changes`` drains by); None in a
     #: result built by hand: then no router is drained
     paths: Paths | None = field(default=None, repr=False, compare=False)
@@ -156,3 +159,54 @@ def fold_hosts(names: Iterable[str]) -> str:
 def show_name(name: str) -> str:
     """A host name as it is; anything else quoted and escaped."""
     return name if nodes.HOSTNAME_RE.match(name) else ascii(name)
+
+
+#: What a host's own name becomes in a reason shared by several hosts.
+HOST_MARK = "<host>"
+
+
+def missing_reasons(
+    missing: Sequence[str], failed: Mapping[str, str]
+) -> list[tuple[str, int, str]]:
+    """The reasons ``lnetgen collect`` recorded (``failed``: host -> reason) for the hosts of
+    ``missing``, as (folded hosts, count, reason) rows in the order of their hosts.
+
+    Decision: an administrator reads why a host has no dump beside the list of missing hosts,
+    once per cause, not once per host.  Most failures name the host itself (``ssh: connect
+    to host nid00096 port 22: No route to host``), so hosts whose reasons differ only by their
+    own name (as a whole word) share one row, which says ``<host>`` there; a host alone with
+    its reason keeps it as collect recorded it.  Missing hosts collect recorded nothing for
+    (PATH is no collect directory, or collect was not asked about them) have no row.  The
+    reasons are collect's, already escaped and cut to a bounded length by the live reader.
+    """
+    rows: dict[str, list[str]] = {}
+    first: dict[str, str] = {}
+    for host in missing:
+        why = failed.get(host)
+        if why is None:
+            continue
+        key = _unnamed(why, host)
+        rows.setdefault(key, []).append(host)
+        first.setdefault(key, why)
+    ordered = sorted(
+        (min(natural(h) for h in hosts), nodes.fold(hosts), len(hosts), first[key], key)
+        for key, hosts in rows.items()
+    )
+    return [(folded, n, why if n == 1 else key) for _k, folded, n, why, key in ordered]
+
+
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+def _unnamed(text: str, host: str) -> str:
+    """``text`` with ``host`` as a whole word (``nid1`` in ``nid1.example``, not in ``nid10``)
+    written ``HOST_MARK``."""
+    out: list[str] = []
+    start = i = 0
+    while host and (i := text.find(host, i)) >= 0:
+        end = i + len(host)
+        if (i == 0 or text[i - 1] not in _WORD) and (end == len(text) or text[end] not in _WORD):
+            out += (text[start:i], HOST_MARK)
+            start = end
+        i = end
+    return "".join(out) + text[start:] if out else text

@@ -27,7 +27,10 @@ keeps a working gateway to every server, both ways -- and says which steps canno
    that could not be drained takes down the paths it alone carries while it restarts, and its
    step says so;
 7. routing disabled on hosts that are no routers, once no route goes through them; old
-   networks removed on clients (and servers' extra interfaces); tunables last.
+   networks removed on clients (and servers' extra interfaces); tunables last.  A tunable that
+   needs LNet reloaded is an outage of its host; a router is drained for it only where every
+   host keeps another gateway to its nets, else its reload is a file system outage for the
+   nets it alone serves (``lnetgen.diff.tunable_steps``).
 
 A command holds values of the live dumps (the interfaces a net is to lose), which nothing but
 the host checked: each argument is quoted for a POSIX shell (an interface ``x; reboot`` stays
@@ -45,7 +48,7 @@ from dataclasses import dataclass
 
 from lnetgen import nodes
 from lnetgen.diagnostics import printable
-from lnetgen.diff.paths import drain_plan
+from lnetgen.diff.paths import drain_plan, sole_gateway_nets
 from lnetgen.diff.result import (
     CLIENT,
     ROUTER,
@@ -55,7 +58,7 @@ from lnetgen.diff.result import (
     natural,
     role_rank,
 )
-from lnetgen.diff.tunable_steps import reload_outage, tunable_sets
+from lnetgen.diff.tunable_steps import reload_outage, reload_tunables, tunable_sets
 from lnetgen.live import UNDEFINED_HOP
 
 
@@ -239,6 +242,9 @@ class _Unit:
     drained: bool = False
     #: a readdressed router that is not drained: the nets it alone serves to some host
     lonely: tuple[str, ...] = ()
+    #: a router whose tunables need LNet reloaded: the nets it alone serves to some host
+    #: (None: not known, the result has no paths)
+    sole: tuple[str, ...] | None = ()
 
 
 @dataclass(frozen=True)
@@ -263,22 +269,29 @@ def _units(result: DiffResult) -> tuple[list[_Unit], _Ctx]:
     routers = [g for g in result.groups if g.diff.role == ROUTER]
     new = frozenset(nid for g in routers for _n, _h, nid in g.diff.nids)
     old = frozenset(h for g in routers for _n, have, _w in g.diff.nids for h in have) - new
-    names = {g.hosts: nodes.expand(g.hosts) for g in routers if _wants_drain(g.diff) or g.diff.nids}
+    names = {
+        g.hosts: nodes.expand(g.hosts)
+        for g in routers
+        if _wants_drain(g.diff) or g.diff.nids or reload_tunables(g.diff)
+    }
     candidates = sorted(
         (n for g in routers if _wants_drain(g.diff) for n in names[g.hosts]), key=natural
     )
     readdressed = frozenset(n for g in routers if g.diff.nids for n in names[g.hosts])
     plan = drain_plan(result.paths, candidates, readdressed, new)
+    reloading = [n for g in routers if reload_tunables(g.diff) for n in names[g.hosts]]
+    sole = sole_gateway_nets(result.paths, reloading) if result.paths is not None else None
     units: list[_Unit] = []
     for g in result.groups:
         if g.hosts not in names:
             units.append(_Unit(g.hosts, g.count, g.diff))
             continue
-        parts: dict[tuple[bool, tuple[str, ...]], list[str]] = {}
+        parts: dict[tuple[bool, tuple[str, ...], tuple[str, ...] | None], list[str]] = {}
         for n in names[g.hosts]:
-            parts.setdefault((n in plan.drained, plan.lonely.get(n, ())), []).append(n)
-        for (drained, lonely), hosts in parts.items():
-            units.append(_Unit(nodes.fold(hosts), len(hosts), g.diff, drained, lonely))
+            alone = None if sole is None else sole.get(n, ())
+            parts.setdefault((n in plan.drained, plan.lonely.get(n, ()), alone), []).append(n)
+        for (drained, lonely, alone), hosts in parts.items():
+            units.append(_Unit(nodes.fold(hosts), len(hosts), g.diff, drained, lonely, alone))
     return units, _Ctx(new, old)
 
 
@@ -346,6 +359,18 @@ def _readdress_outage(units: list[_Unit]) -> str:
     return "; ".join(texts)
 
 
+def _set_tunables(u: _Unit, _c: _Ctx) -> list[str]:
+    return tunable_sets(u.diff)
+
+
+def _tunables_outage(units: list[_Unit]) -> str:
+    """The reload outage of a tunables step: its routers are the only gateway to the same
+    nets (``plan_changes`` keeps routers that are apart), or none is, or that is not known."""
+    routers = [u.sole for u in units if u.diff.role == ROUTER]
+    sole = None if None in routers else next((s for s in routers if s), ())
+    return reload_outage((u.diff for u in units), sole)
+
+
 def _server_nid_outage(units: list[_Unit]) -> str:
     return SERVER_NET_OUTAGE if any(u.diff.remove_nets for u in units) else SERVER_NID_OUTAGE
 
@@ -407,33 +432,32 @@ _PHASES: tuple[tuple[str, _Commands, Callable[[list[_Unit]], str] | None], ...] 
     ),
     ("remove old networks on servers and clients", _leftover_nets, None),
     # last: drop_asym_route only once the routes on both sides are symmetric
-    (
-        "set LNet tunables",
-        lambda u, _c: tunable_sets(u.diff),
-        lambda units: reload_outage(u.diff for u in units),
-    ),
+    ("set LNet tunables", _set_tunables, _tunables_outage),
 )
 
 
 def plan_changes(result: DiffResult) -> list[Step]:
     """The changes of ``result`` as ordered lnetctl steps per node set (empty when equal).
 
-    Within a step, hosts that run the same commands are merged into one node set.
+    Within a step, hosts that run the same commands are merged into one node set -- but in
+    the tunables step, routers that are the only gateway some hosts have to a net stay apart
+    per such nets (their reload cuts those nets; the others' only needs a drain).
     """
     units, ctx = _units(result)
     steps: list[Step] = []
     number = 0
     for title, make, outage_of in _PHASES:
-        by_cmds: dict[tuple[str, ...], list[_Unit]] = {}
+        by_cmds: dict[tuple[tuple[str, ...], tuple[str, ...]], list[_Unit]] = {}
         for u in units:
             cmds = tuple(refused(c) for c in make(u, ctx))
             if cmds:
-                by_cmds.setdefault(cmds, []).append(u)
+                apart = (u.sole or ()) if make is _set_tunables else ()
+                by_cmds.setdefault((cmds, apart), []).append(u)
         if not by_cmds:
             continue
         number += 1
         items = []
-        for cmds, us in by_cmds.items():
+        for (cmds, _apart), us in by_cmds.items():
             hosts = (
                 us[0].hosts
                 if len(us) == 1

@@ -11,24 +11,48 @@ from lnetgen.diff.result import CLIENT, ROUTER, SERVER, HostDiff
 #: A tunable that takes effect only when LNet is loaded again (per-NI credits such as
 #: ``o2ib.peer_credits``, the LND module options, ``check_routers_before_use``, a setting to
 #: remove) is no live change either, like a NID change: LNet must be unloaded and loaded again
-#: with the new files on that host.  A router is drained first so that its peers stop choosing
-#: it; a server's targets are out while it reloads (unless failed over to the partner); a
-#: client's mounts must go.  Steps that only run ``lnetctl set`` or write a run-time module
-#: parameter stay live.
+#: with the new files on that host.  A server's targets are out while it reloads (unless failed
+#: over to the partner); a client's mounts must go.  Steps that only run ``lnetctl set`` or
+#: write a run-time module parameter stay live.
+#:
+#: A router is drained first (``lnetctl set routing 0``) so that its peers stop choosing it --
+#: but only where they have another gateway to turn to.  A drained router drops what it is
+#: given to forward at once (``lnetgen.diff.paths``), so for a router that is the only gateway
+#: some hosts have to a net, draining it cuts those hosts off just as the reload does: its
+#: reload is a file system outage for those nets (named, from the plan's routes: diff's
+#: ``Paths``), and its step says so instead of "drain it first".  Without the paths (a result
+#: built by hand) the step says both, for the administrator to tell.
 SERVER_RELOAD_OUTAGE = (
     "outage of the server's targets: the new values take effect only when LNet is unloaded and "
     "loaded again with the new files -- unmount the targets (or fail them over to the "
     "partner) first"
 )
+#: A router whose nets all keep other gateways.
 ROUTER_RELOAD_OUTAGE = (
-    "router outage: the new values take effect only when LNet is unloaded and loaded again with "
-    "the new files -- drain it first (`lnetctl set routing 0`, until its peers stop choosing it)"
+    "router outage, paths kept: the new values take effect only when LNet is unloaded and "
+    "loaded again with the new files -- drain it first (`lnetctl set routing 0`, until its "
+    "peers stop choosing it), never all the gateways of a net at once: every host routing "
+    "through it has another gateway to each of its nets"
+)
+#: A router that is the only gateway some hosts have to ``{nets}``.
+ROUTER_RELOAD_CUT = (
+    "file system outage: the new values take effect only when LNet is unloaded and loaded "
+    "again with the new files, and this router is the only gateway some hosts have to {nets}: "
+    "those paths are down until LNet is back on it, and draining it (`lnetctl set routing 0`) "
+    "would cut them at once as well -- stop the I/O of those hosts first (or give those nets "
+    "another gateway first)"
+)
+#: A router whose peers' other gateways are not known (no paths).
+ROUTER_RELOAD_UNKNOWN = (
+    "router outage: the new values take effect only when LNet is unloaded and loaded again "
+    "with the new files -- drain it first (`lnetctl set routing 0`, until its peers stop "
+    "choosing it) if every host routing through it has another gateway to its nets: a net it "
+    "is the only gateway of is cut off until LNet is back on it, drained or not"
 )
 CLIENT_RELOAD_OUTAGE = (
     "host outage: the new values take effect only when LNet is unloaded and loaded again with "
     "the new files -- unmount Lustre on these clients first"
 )
-_RELOAD_OUTAGE = {SERVER: SERVER_RELOAD_OUTAGE, ROUTER: ROUTER_RELOAD_OUTAGE}
 
 
 #: Tunables lnetctl sets on a running node (lnetctl set KEY VALUE).
@@ -82,12 +106,17 @@ def tunable_sets(d: HostDiff) -> list[str]:
     return out
 
 
-def reload_outage(diffs: Iterable[HostDiff]) -> str:
+def reload_outage(diffs: Iterable[HostDiff], sole: tuple[str, ...] | None = None) -> str:
     """What a tunables step interrupts when a tunable of its hosts takes effect only when LNet
-    is loaded again (one text per role among them, servers first); empty when it runs live."""
+    is loaded again (one text per role among them, servers first); empty when it runs live.
+    ``sole``: the nets the step's routers are the only gateway to for some host (empty: none;
+    None: not known)."""
     roles = {d.role for d in diffs if reload_tunables(d)}
-    return "; ".join(
-        _RELOAD_OUTAGE.get(role, CLIENT_RELOAD_OUTAGE)
-        for role in (SERVER, ROUTER, CLIENT)
-        if role in roles
-    )
+    if sole is None:
+        router = ROUTER_RELOAD_UNKNOWN
+    elif sole:
+        router = ROUTER_RELOAD_CUT.format(nets=", ".join(sole))
+    else:
+        router = ROUTER_RELOAD_OUTAGE
+    texts = {SERVER: SERVER_RELOAD_OUTAGE, ROUTER: router, CLIENT: CLIENT_RELOAD_OUTAGE}
+    return "; ".join(texts[role] for role in (SERVER, ROUTER, CLIENT) if role in roles)
