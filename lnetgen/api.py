@@ -4,7 +4,7 @@ top of these; nothing here prints."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -36,9 +36,11 @@ __all__ = [
     "Generated",
     "advise_routers",
     "generate",
+    "load_located",
     "load_plan",
     "load_site",
     "render_files",
+    "solve_located",
     "solve_site",
     "validate",
     "verify",
@@ -104,6 +106,20 @@ def _solved(
         raise SolveError(sorted(warnings + located)) from None
 
 
+def load_located(path: str) -> tuple[Source, Site, list[Diagnostic]]:
+    """The inventory's document, its ``Site`` and warnings, for a command that solves later
+    (``solve_located``); raises ``InputError`` on any error."""
+    return _load(path)
+
+
+def solve_located(
+    src: Source, site: Site, warnings: list[Diagnostic], strategy: str | None = None
+) -> Plan:
+    """``site`` (loaded by ``load_located``) solved, a solver error located in ``src`` as every
+    command locates it (see ``_solved``)."""
+    return _solved(src, site, warnings, strategy, None)
+
+
 def _keep(keep_path: str | None) -> dict[str, str] | None:
     """group -> net name of the plan at ``keep_path`` (``--keep-nets``)."""
     return kept_nets(read_plan(keep_path)) if keep_path else None
@@ -131,14 +147,18 @@ def _load_plan(
     plan_path: str | None,
     force: bool,
     keep_path: str | None = None,
+    need: Callable[[Site], None] | None = None,
 ) -> tuple[Source, Site, Plan, list[Diagnostic]]:
-    """``load_plan``, with the inventory's document."""
+    """``load_plan``, with the inventory's document; ``need`` checks the site fits the command
+    before anything is solved (it raises ``UsageError``)."""
     if plan_path and strategy:
         raise UsageError([usage("--plan", "give --strategy or --plan, not both")])
     if plan_path and keep_path:
         raise UsageError([usage("--keep-nets", "a reviewed --plan already has its net numbers")])
     plan = read_plan(plan_path) if plan_path else None
     src, site, warnings = _load(path)
+    if need is not None:
+        need(site)
     if plan is None or plan_path is None:
         return src, site, _solved(src, site, warnings, strategy, _keep(keep_path)), warnings
     return src, site, plan, warnings + stale_plan(plan, site, plan_path, force=force)
@@ -160,10 +180,45 @@ def advise_routers(
     from lnetgen.advise.routers import advise_routers as advise
     from lnetgen.inventory.torus import layout_of
 
-    src, site, plan, warnings = _load_plan(path, strategy, plan_path, force)
+    src, site, plan, warnings = _load_plan(path, strategy, plan_path, force, need=_torus_site)
     topology = src.data.get("topology") if isinstance(src.data, dict) else None
     layout = layout_of(topology) if site.torus is not None and topology else None
     return advise(site, plan, spec, count, budget, layout), warnings
+
+
+def _torus_site(site: Site) -> None:
+    """``advise routers`` moves routers between the free router slots of a torus; on another
+    client side it has nothing to move.  Decision: refuse before solving (exit 2), naming the
+    argument (SITE), the kind of client side the site has and the commands that do apply to it
+    -- an administrator who ran it on a Slingshot dragonfly learns it is a limit of the site's
+    kind, not a mistake in an option."""
+    if site.torus is not None:
+        return
+    if site.dragonfly is not None:
+        kind = "a dragonfly (topology.kind: dragonfly), its routers placed by routers[].dragonfly"
+        instead = (
+            "to weigh a router placement, edit routers[].dragonfly and compare lnetgen analyze "
+            "SITE --workload ... before and after; lnetgen compare SITE weighs the layouts"
+        )
+    elif site.client_fabric:
+        kind = "a fat tree (topology.kind: fat-tree), its routers cabled to leaf ports"
+        instead = (
+            "lnetgen fabric plan-ports SITE places the routers' ports on the fabric; lnetgen "
+            "compare SITE weighs the layouts"
+        )
+    else:
+        kind = "not described (no topology:)"
+        instead = "lnetgen compare SITE weighs the layouts"
+    raise UsageError(
+        [
+            usage(
+                "SITE",
+                "advise routers needs a torus client side: it moves LNet routers to free router "
+                "slots (topology.kind: torus, topology.router_slots); this site's client side "
+                f"is {kind}: {instead}",
+            )
+        ]
+    )
 
 
 @dataclass
@@ -184,6 +239,8 @@ class Generated:
     warnings: list[Diagnostic] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # format -> reason
     records: list[FileRecord] = field(default_factory=list)
+    #: the inventory's document: the emitters' findings are located in it (file:line:col)
+    source: Source | None = field(default=None, repr=False)
     _files: list[OutFile] | None = field(default=None, repr=False)
     _given: int = field(default=-1, repr=False)
 
@@ -198,10 +255,13 @@ class Generated:
         for fmt in self.formats:
             ctx = Context(self.plan, self.site, explicit=self.explicit, _symmetric=symmetric)
             count = 0
-            for f in REGISTRY[fmt](ctx):
-                count += 1
-                yield self._keep(f)
-            self.warnings.extend(ctx.warnings)
+            try:
+                for f in REGISTRY[fmt](ctx):
+                    count += 1
+                    yield self._keep(f)
+            except InputError as exc:
+                raise InputError([self._locate(d) for d in exc.diagnostics]) from None
+            self.warnings.extend(self._locate(d) for d in ctx.warnings)
             symmetric = ctx._symmetric
             if not count:
                 self.skipped[fmt] = "; ".join(w.message for w in ctx.warnings) or "nothing to emit"
@@ -212,6 +272,13 @@ class Generated:
         yield self._keep(
             _manifest(self.site, self.plan, self.records, self.formats, self.skipped, fss, snets)
         )
+
+    def _locate(self, d: Diagnostic) -> Diagnostic:
+        """An emitter's finding (its inventory path, no line) at its line in the inventory, as
+        ``lnetgen validate`` locates the same finding (``lnetgen.drysolve.locate``)."""
+        if self.source is None or d.line or d.file != self.site.file:
+            return d
+        return locate(self.source, self.site, d)
 
     def _keep(self, f: OutFile) -> OutFile:
         self.records.append(f.record())
@@ -308,9 +375,10 @@ def generate(
     """Load, validate, solve (or read the reviewed ``plan_path``, see ``load_plan``) and
     render; nothing is written."""
     fmts, explicit = parse_formats(formats)
-    site, plan, warnings = load_plan(path, strategy, plan_path, force=force, keep_path=keep_path)
+    src, site, plan, warnings = _load_plan(path, strategy, plan_path, force, keep_path)
     gen = render_files(site, plan, fmts, explicit)
     gen.warnings[:0] = warnings
+    gen.source = src
     return gen
 
 

@@ -15,6 +15,7 @@ import dataclasses
 import re
 
 from lnetgen.diagnostics import Diagnostic, InputError, errors, json_path
+from lnetgen.emit.findings import plan_findings
 from lnetgen.inventory import check_source, check_source_acknowledged
 from lnetgen.model import Site
 from lnetgen.solve import net_names_for, solve
@@ -39,7 +40,10 @@ def dry_solve_source(src: Source) -> tuple[Site | None, list[Diagnostic]]:
 
     When the inventory has no error: its default strategy (``strategy.default``) is solved in
     full, guarantees included, and each ``SolveError`` diagnostic comes back as an error located
-    where its cause lies in the inventory (the site is then None: it would not generate).  Every
+    where its cause lies in the inventory (the site is then None: it would not generate).  The
+    plan then meets the checks ``generate``'s default formats make before they write
+    (``lnetgen.emit.findings``: W-MODPROBE-SKIPPED, W-ANSIBLE-NO-MODPROBE, E-ANSIBLE-NAMES),
+    located the same way, so a site that validates cleanly generates without a warning.  Every
     other strategy is tried up to its layout (design and net numbering, not the full guarantee
     proof, which ``lnetgen compare`` runs) and reported as one ``info`` note (``I-STRATEGY``)
     saying that it applies or why not.  Never raises for a user mistake.
@@ -72,10 +76,15 @@ def _dry_solve_checked(
     out = list(diags)
     solved: Site | None = site
     try:
-        solve(site, default)
+        plan = solve(site, default)
     except SolveError as exc:
         out += [locate(src, site, d) for d in exc.diagnostics]
         solved = None
+    else:
+        found = [locate(src, site, d) for d in plan_findings(site, plan)]
+        out += found
+        if errors(found):
+            solved = None
     where = _strategy_path(src)
     for name in REGISTRY:
         if name == default:

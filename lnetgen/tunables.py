@@ -44,8 +44,9 @@ class Tunable:
 TUNABLES: tuple[Tunable, ...] = (
     Tunable(
         "peer_credits",
-        "8 (o2ib, tcp), 16 (gni)",
-        "include/linux/lnet/lib-lnet.h DEFAULT_PEER_CREDITS; lnet/klnds/gnilnd/gnilnd_modparams.c",
+        "8 (o2ib, tcp), 16 (gni, kfi)",
+        "include/linux/lnet/lib-lnet.h DEFAULT_PEER_CREDITS; lnet/klnds/gnilnd/gnilnd_modparams.c; "
+        "lnet/klnds/kfilnd/kfilnd_modparams.c",
         1,
         255,
         ("tunables", "peer_credits"),
@@ -54,8 +55,9 @@ TUNABLES: tuple[Tunable, ...] = (
     ),
     Tunable(
         "credits",
-        "256 (o2ib, tcp), 256/64 (gni)",
-        "include/linux/lnet/lib-lnet.h DEFAULT_CREDITS; lnet/klnds/gnilnd/gnilnd.h",
+        "256 (o2ib, tcp), 256/64 (gni), 512 (kfi)",
+        "include/linux/lnet/lib-lnet.h DEFAULT_CREDITS; lnet/klnds/gnilnd/gnilnd.h; "
+        "lnet/klnds/kfilnd/kfilnd_modparams.c",
         1,
         INT_MAX,
         ("tunables", "credits"),
@@ -164,6 +166,50 @@ SETTABLE = tuple(t.name for t in TUNABLES if t.name != "drop_asym_route")
 #: (lnet/klnds/o2iblnd/o2iblnd_modparams.c, o2iblnd.h): outside, another value would run.
 O2IB_PEER_CREDITS = (8, 255)
 DEFAULT_RETRY_COUNT, DEFAULT_TRANSACTION_TIMEOUT = 2, 150
+
+
+@dataclass(frozen=True)
+class LndCredits:
+    """One LND's own defaults of the per-NI credits, and the most it accepts of either."""
+
+    peer_credits: str  # the LND's default, as its source sets it
+    credits: str
+    most: int  # credits or peer_credits above this: the LND refuses to start the NI
+    source: str
+
+
+#: The per-NI credits of each LND lnetgen writes for (lustre-release ``SOURCE_VERSION``).
+#: kfilnd refuses (-EINVAL, "Credits cannot exceed 65535") credits or peer_credits above
+#: KFILND_EP_KEY_MAX, both at module load (``kfilnd_tunables_init``) and when an NI is added
+#: (``kfilnd_tunables_setup``): a transaction key has 16 bits.
+LND_CREDITS: dict[str, LndCredits] = {
+    "o2ib": LndCredits("8", "256", INT_MAX, "lnet/klnds/o2iblnd/o2iblnd_modparams.c"),
+    "tcp": LndCredits("8", "256", INT_MAX, "lnet/klnds/socklnd/socklnd_modparams.c"),
+    "gni": LndCredits("16", "256 or 64", INT_MAX, "lnet/klnds/gnilnd/gnilnd_modparams.c"),
+    "kfi": LndCredits(
+        "16",
+        "512",
+        2**16 - 1,
+        "lnet/klnds/kfilnd/kfilnd_modparams.c",
+    ),
+}
+
+
+def default_hint(name: str, lnds: Iterable[str]) -> str:
+    """The kernel default of tunable ``name`` for the LNDs a site uses (``lnds``): ``kernel
+    default 16 (kfi), 8 (o2ib)`` for ``peer_credits`` on a kfi client side with o2ib storage,
+    not the defaults of LNDs the site does not run; every LND's when it uses none listed."""
+    t = BY_NAME[name]
+    known = [lnd for lnd in dict.fromkeys(lnds) if lnd in LND_CREDITS]
+    if not t.per_ni or name == "peer_buffer_credits" or not known:
+        return f"kernel default {t.default} ({t.source})"
+    by: dict[str, list[str]] = {}
+    for lnd in sorted(known):
+        by.setdefault(getattr(LND_CREDITS[lnd], name), []).append(lnd)
+    text = ", ".join(f"{value} ({', '.join(names)})" for value, names in by.items())
+    return f"kernel default {text} ({'; '.join(LND_CREDITS[lnd].source for lnd in sorted(known))})"
+
+
 #: LND kernel module of each LND (modprobe options for per-NI tunables).
 LND_MODULES = {
     "o2ib": "ko2iblnd",
@@ -261,6 +307,8 @@ KERNEL_DEFAULTS: dict[str, int] = {
     "large_router_buffers": 0,
     **{f"{lnd}.peer_credits": 8 for lnd in ("o2ib", "tcp")},
     **{f"{lnd}.credits": 256 for lnd in ("o2ib", "tcp")},
+    "kfi.peer_credits": 16,
+    "kfi.credits": 512,
     **{f"{lnd}.peer_buffer_credits": 0 for lnd in LND_MODULES},
 }
 
@@ -347,6 +395,7 @@ def _lnd(net: str) -> str:
 
 __all__ = [
     "BY_NAME",
+    "LND_CREDITS",
     "LND_MODULES",
     "MODPROBE_SHOWN",
     "O2IB_PEER_CREDITS",
@@ -355,7 +404,9 @@ __all__ = [
     "TUNABLES",
     "YAML_SHOWN",
     "HostSettings",
+    "LndCredits",
     "Tunable",
+    "default_hint",
     "from_module",
     "from_ni",
     "from_yaml",

@@ -267,3 +267,45 @@ def test_own_role_reproduces_tunables_byte_for_byte() -> None:
         for host in ("rtr01", "oss01", "nid00001"):
             path = host_sources(gen, fmt)[host]
             assert role_render(gen, template, by_host[host]) == f[path], (host, path)
+
+
+# ------------------------------------------------------------------- the kfi LND's own limits
+
+DFLY = Path(__file__).resolve().parent / "cases" / "valid" / "dragonfly" / "site.yaml"
+
+
+def dfly_with(tmp_path: Path, block: str) -> Path:
+    text = DFLY.read_text().replace("filesystems:", block + "filesystems:", 1)
+    path = tmp_path / "kfi.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_kfi_credits_above_the_lnd_limit_are_refused_where_written(tmp_path: Path) -> None:
+    """kfilnd refuses credits above 65,535 (KFILND_EP_KEY_MAX): it was written to modprobe
+    and lnetctl YAML and the routers' kfi NI did not start.  Only roles with a kfi NI."""
+    block = "tunables:\n  roles:\n    router: {credits: 100000}\n    server: {credits: 100000}\n"
+    _site, diags = check(str(dfly_with(tmp_path, block)))
+    bad = [d for d in diags if d.code == "E-TUNABLE"]
+    assert [(d.path, d.line) for d in bad] == [("$.tunables.roles.router.credits", 37)], [
+        d.format() for d in diags
+    ]
+    assert "65,535" in bad[0].message and "kfi" in bad[0].message
+    ok = "tunables:\n  roles:\n    router: {credits: 65535}\n"
+    _site, diags = check(str(dfly_with(tmp_path, ok)))
+    assert not [d for d in diags if d.severity == "error"], [d.format() for d in diags]
+
+
+def test_credit_hints_quote_the_site_lnds_defaults(tmp_path: Path) -> None:
+    """A kfi site's peer_credits hint quoted o2ib/tcp/gni defaults; it names kfilnd's (16
+    peer credits, 512 credits) and the storage side's o2ib, and no LND the site lacks."""
+    _site, diags = check(str(dfly_with(tmp_path, "tunables: {peer_credits: 300, credits: 0}\n")))
+    hints = {d.path: d.hint for d in diags if d.code == "E-SCHEMA"}
+    assert hints["$.tunables.peer_credits"].startswith("kernel default 16 (kfi), 8 (o2ib) ")
+    assert hints["$.tunables.credits"].startswith("kernel default 512 (kfi), 256 (o2ib) ")
+    assert all("gni" not in h and "tcp" not in h for h in hints.values()), hints
+
+
+def test_a_kfi_nis_default_credits_are_no_difference() -> None:
+    assert tunables.KERNEL_DEFAULTS["kfi.peer_credits"] == 16
+    assert tunables.KERNEL_DEFAULTS["kfi.credits"] == 512

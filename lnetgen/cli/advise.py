@@ -328,12 +328,14 @@ def routers_cmd(
     force: bool,
     fmt: str,
 ) -> None:
-    """Move up to COUNT routers to free router slots (topology.router_slots) where the
-    workload's predicted bandwidth is highest; prints the inventory edits and the gain.  A
-    workload on random nodes is judged on five draws (its seed and the four after it) and a
-    move is advised only when it gains on every one.
+    """Move up to COUNT routers to free router slots (topology.router_slots) of a torus
+    client side where the workload's predicted bandwidth is highest; prints the inventory
+    edits and the gain.  A workload on random nodes is judged on five draws (its seed and the
+    four after it) and a move is advised only when it gains on every one.
 
-    Exit status: 0 ok, 1 an invalid inventory, 2 bad input (no torus, no free slot, usage).
+    Exit status: 0 ok, 1 an invalid inventory, 2 bad input (a site whose client side is no
+    torus -- a dragonfly or a fat tree: the message names what applies there --, no free slot,
+    usage).
     """
     from lnetgen.api import advise_routers
     from lnetgen.cli.common import as_input_error, print_diags, workload_spec

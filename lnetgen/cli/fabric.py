@@ -247,12 +247,12 @@ def check(
     logs say why).  DIR must be new, empty, or what an earlier --keep wrote, unchanged; a
     symbolic link, a file or directory of anyone else's, or a kept file edited since is
     refused (exit 2) before anything runs, listing what is in the way."""
+    from lnetgen.api import load_located, solve_located
     from lnetgen.fabric import advise, fabric_digest, simulate
     from lnetgen.fabric import keep as kept
-    from lnetgen.inventory import load_site
 
     # the inventory is checked first: a bad one is exit 1 whether or not OpenSM is here
-    s, warnings = load_site(site)
+    src, s, warnings = load_located(site)
     _known_fabric(s, fabric)
     missing = simulate.missing_tools()
     if missing:
@@ -270,9 +270,9 @@ def check(
     pairs = strategy_used = None
     checked = advise.checked_fabrics(s, fabric)
     if any(f.role == "storage" for f in checked):
-        from lnetgen.solve import solve
-
-        plan = solve(s, strategy)  # the site loaded above, not read and validated again
+        # the site loaded above, not read and validated again; a solver error located in the
+        # inventory as every other command locates it (file:line:col, the entry's path)
+        plan = solve_located(src, s, warnings, strategy)
         pairs, strategy_used = advise.plan_pairs(plan), plan.strategy
     # a record the check is about to replace says so (W-OPENSM-STALE), as in every command
     stale = {f"$.fabrics[{i}]." for i, f in enumerate(s.fabrics) if f in checked}

@@ -30,6 +30,7 @@ and re-add those routes on every run.  The role prints the canonical spelling.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections import Counter
@@ -42,6 +43,7 @@ from lnetgen import nodes, routestr, udsp
 from lnetgen.diagnostics import Diagnostic, InputError
 from lnetgen.emit import modprobe
 from lnetgen.emit.base import Context, OutFile
+from lnetgen.emit.hostpath import finding, host_path, members_path
 from lnetgen.plan import Route
 from lnetgen.resources import data_dir
 from lnetgen.tunables import HostSettings, host_settings
@@ -312,13 +314,27 @@ def _vars(
     return "".join(out)
 
 
-def _modprobe_skipped(ctx: Context) -> bool:
-    """True when the modprobe emitter would write nothing for this site (as part of the
-    default set, i.e. not named in --formats)."""
+def modprobe_skipped(ctx: Context) -> Diagnostic | None:
+    """Why the modprobe emitter would write nothing for this site (as part of the default set,
+    i.e. not named in --formats), or None."""
     try:
-        return modprobe.too_long(ctx) is not None
+        return modprobe.skipped(dataclasses.replace(ctx, explicit=False, warnings=[]))
     except (InputError, ValueError):
-        return True
+        return finding(ctx.site, (), "warning", "W-MODPROBE-SKIPPED", "modprobe: not written")
+
+
+def no_modprobe(why: Diagnostic) -> Diagnostic:
+    """W-ANSIBLE-NO-MODPROBE, at the entry that keeps modprobe from being written (``why``:
+    the modprobe emitter's finding)."""
+    return dataclasses.replace(
+        why,
+        severity="warning",
+        code="W-ANSIBLE-NO-MODPROBE",
+        message="ansible: modprobe options cannot be written (an IPv6 gateway, or over the "
+        "module parameter limit), so no lustre_lnet_module_* variables were written and "
+        "the lnet role writes no /etc/modprobe.d/lnet.conf; /etc/lnet.conf carries the "
+        "routes",
+    )
 
 
 def static_files() -> list[tuple[str, str]]:
@@ -339,51 +355,57 @@ def _with_header(rel: str, text: str, header: str) -> str:
     return f"# {header}\n{text}"
 
 
-def _check_names(ctx: Context, groups: dict[str, str]) -> None:
-    """Class groups must not collide with each other or the fixed groups, and no host may be
-    in two roles: each host takes its variables from exactly one file."""
-    problems = []
+def name_problems(ctx: Context, groups: dict[str, str] | None = None) -> list[Diagnostic]:
+    """E-ANSIBLE-NAMES: class groups must not collide with each other or the fixed groups, and
+    no host may be in two roles (each host takes its variables from exactly one file).  Each
+    at the inventory entry of the class's first host, or of the host."""
+    plan = ctx.plan
+    if groups is None:
+        groups = {cc.name: group_name(cc.name) for cc in plan.client_classes}
+    members = {cc.name: cc.members for cc in plan.client_classes}
+    problems: list[Diagnostic] = []
     taken = {CLIENTS: "", ROUTERS: "", SERVERS: "", "all": "", "ungrouped": ""}
     for cls, grp in groups.items():
         if grp in taken:
             by = f" (by class {taken[grp]!r})" if taken[grp] else ""
             problems.append(
-                f"client class {cls!r} maps to Ansible group {grp!r}, which is already taken{by}"
+                finding(
+                    ctx.site,
+                    members_path(ctx.site, members.get(cls, "")),
+                    "error",
+                    "E-ANSIBLE-NAMES",
+                    f"client class {cls!r} maps to Ansible group {grp!r}, which is already "
+                    f"taken{by}",
+                )
             )
         taken[grp] = cls
-    plan = ctx.plan
     counts = Counter(n for cc in plan.client_classes for n in nodes.expand(cc.members))
     counts.update(r.name for r in plan.routers)
     counts.update(s.name for s in plan.servers)
     dup = sorted(n for n, c in counts.items() if c > 1)
     if dup:
-        problems.append(f"hosts {nodes.fold(dup)} appear in more than one role or class")
-    if problems:
-        raise InputError(
-            [Diagnostic(ctx.site.file, 0, 0, "error", "E-ANSIBLE-NAMES", "$", p) for p in problems]
+        problems.append(
+            finding(
+                ctx.site,
+                host_path(ctx.site, dup[0]),
+                "error",
+                "E-ANSIBLE-NAMES",
+                f"hosts {nodes.fold(dup)} appear in more than one role or class",
+            )
         )
+    return problems
 
 
 def emit(ctx: Context) -> Iterator[OutFile]:
     plan = ctx.plan
-    with_module = not _modprobe_skipped(ctx)
-    if not with_module:
-        ctx.warnings.append(
-            Diagnostic(
-                ctx.site.file,
-                0,
-                0,
-                "warning",
-                "W-ANSIBLE-NO-MODPROBE",
-                "$",
-                "ansible: modprobe options cannot be written (an IPv6 gateway, or over the "
-                "module parameter limit), so no lustre_lnet_module_* variables were written and "
-                "the lnet role writes no /etc/modprobe.d/lnet.conf; /etc/lnet.conf carries the "
-                "routes",
-            )
-        )
+    why = modprobe_skipped(ctx)
+    with_module = why is None
+    if why is not None:
+        ctx.warnings.append(no_modprobe(why))
     groups = {cc.name: group_name(cc.name) for cc in plan.client_classes}
-    _check_names(ctx, groups)
+    problems = name_problems(ctx, groups)
+    if problems:
+        raise InputError(problems)
 
     sets, class_sets = plan.route_sets
     texts = [_routes_text(rs.routes) for rs in sets]

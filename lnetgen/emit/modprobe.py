@@ -24,9 +24,12 @@ from collections.abc import Iterator
 from lnetgen import routestr
 from lnetgen.diagnostics import Diagnostic, InputError
 from lnetgen.emit.base import Context, OutFile, render
+from lnetgen.emit.hostpath import finding, host_path, members_path
+from lnetgen.model import Site
 from lnetgen.plan import Plan, Route
 from lnetgen.target import KERNEL_ROUTES_REMOVED, ROLES, Targets, show
 from lnetgen.tunables import host_settings
+from lnetgen.yamlsrc import Path
 
 FORMAT = "modprobe"
 
@@ -63,11 +66,45 @@ _JOIN_MAX = routestr.TEXTBUF_BUDGET // 2
 def too_long(ctx: Context) -> str | None:
     """Why the modprobe files cannot be written for this site (an IPv6 gateway, a ``routes=``
     or ``networks=`` over the module parameter limit), or None."""
-    v6 = ipv6_gateway(ctx.plan, ctx.site.lustre)
+    found = _cannot(ctx)
+    return found[1] if found else None
+
+
+def skipped(ctx: Context) -> Diagnostic | None:
+    """Why no modprobe file is written, as ``generate`` says it: an error (E-MODPROBE-IPV6,
+    E-MODPROBE-LENGTH) when modprobe was named in ``--formats`` (``ctx.explicit``), else the
+    warning W-MODPROBE-SKIPPED; located at the inventory entry that causes it (the router with
+    the IPv6 address, the host or client group whose line is too long).  None: it is written.
+    ``lnetgen validate`` gives the same warning for the default strategy
+    (``lnetgen.emit.findings``)."""
+    found = _cannot(ctx)
+    if found is None:
+        return None
+    path, msg, code = found
+    if ctx.explicit:
+        return finding(ctx.site, path, "error", code, msg + ", or leave modprobe out of --formats")
+    return finding(
+        ctx.site, path, "warning", "W-MODPROBE-SKIPPED", msg + "; modprobe files were not written"
+    )
+
+
+def _cannot(ctx: Context) -> tuple[Path, str, str] | None:
+    """(where, why, error code) when the modprobe files cannot be written."""
+    v6 = _ipv6_gateway(ctx.plan, ctx.site.lustre)
     if v6:
-        return v6
-    problems = _too_long(_items(ctx.plan, ctx.site.lustre))
-    return _message(problems) if problems else None
+        router = _gateway_router(ctx.site, v6[0])
+        return router, v6[1], "E-MODPROBE-IPV6"
+    items = _items(ctx.plan, ctx.site.lustre)
+    problems = _too_long(items)
+    if not problems:
+        return None
+    name, role = problems[0][0], problems[0][1]
+    if role == "client":
+        members = next(hosts for n, r, hosts, *_ in items if n == name and r == role)
+        where = members_path(ctx.site, members)
+    else:
+        where = host_path(ctx.site, name)
+    return where, _message(problems), "E-MODPROBE-LENGTH"
 
 
 def ipv6_gateway(plan: Plan, lustre: Targets) -> str | None:
@@ -75,18 +112,52 @@ def ipv6_gateway(plan: Plan, lustre: Targets) -> str | None:
     grammar cannot carry (``:`` separates a gateway's priority), or None.  Only the routes of a
     role whose release still parses ``routes=`` count: the others get ``networks=`` and tunables
     alone, which carry no gateway."""
+    found = _ipv6_gateway(plan, lustre)
+    return found[1] if found else None
+
+
+def _ipv6_gateway(plan: Plan, lustre: Targets) -> tuple[str, str] | None:
+    """(the gateway NID, why) for ``ipv6_gateway``."""
     tables = [cc.routes for cc in plan.client_classes] if lustre.kernel_routes("client") else []
     if lustre.kernel_routes("server"):
         tables += [s.routes for s in plan.server_routes]
     for routes in tables:
         for r in routes:
             if ":" in r.gateway.rpartition("@")[0]:
-                return (
+                return r.gateway, (
                     f"modprobe: gateway {r.gateway} is IPv6, which the kernel's routes= grammar "
                     "cannot carry (':' separates a gateway's priority); deploy the lnetctl YAML "
                     "(/etc/lnet.conf) instead"
                 )
     return None
+
+
+def _gateway_router(site: Site, gateway: str) -> Path:
+    """The inventory entry of the router whose NID ``gateway`` is."""
+    addr = gateway.rpartition("@")[0]
+    for i, r in enumerate(site.routers):
+        if addr == r.client_nid.rpartition("@")[0]:
+            return ("routers", i, "client")
+        for k, port in enumerate(r.storage_ports):
+            if addr == port.ip:
+                return ("routers", i, "storage") if k == 0 else ("routers", i, "rails", k - 1)
+    return ()
+
+
+def target_warning(lustre: Targets) -> tuple[str, str] | None:
+    """(the first role, message) of W-MODPROBE-TARGET: roles whose release no longer parses
+    ``routes=`` get modprobe files without routes.  An inventory finding (it follows from
+    ``lustre:`` alone), reported by the inventory check at the release that decides it
+    (``lnetgen.inventory.output``), so ``validate`` gives it and every command says it once."""
+    modern = [r for r in ROLES if not lustre.kernel_routes(r)]
+    if not modern:
+        return None
+    return modern[0], (
+        f"modprobe: {', '.join(r + 's' for r in modern)} run Lustre "
+        f"{show(KERNEL_ROUTES_REMOVED)} or later, which no longer parses routes= or "
+        "forwarding=: their modprobe files carry networks= and tunables only, and "
+        "their routes and routing come from lnetctl/ (/etc/lnet.conf, lnet.service)"
+    )
 
 
 def _items(plan: Plan, lustre: Targets) -> list[tuple[str, str, str, str, str, str]]:
@@ -156,73 +227,13 @@ def _message(too_long: list[tuple[str, str, str, int]]) -> str:
 
 
 def emit(ctx: Context) -> Iterator[OutFile]:
-    v6 = ipv6_gateway(ctx.plan, ctx.site.lustre)
-    if v6:
-        code = "E-MODPROBE-IPV6" if ctx.explicit else "W-MODPROBE-SKIPPED"
-        diag = Diagnostic(
-            ctx.site.file,
-            0,
-            0,
-            "error" if ctx.explicit else "warning",
-            code,
-            "$",
-            v6
-            + (
-                ", or leave modprobe out of --formats"
-                if ctx.explicit
-                else "; modprobe files were not written"
-            ),
-        )
+    why = skipped(ctx)
+    if why is not None:
         if ctx.explicit:
-            raise InputError([diag])
-        ctx.warnings.append(diag)
+            raise InputError([why])
+        ctx.warnings.append(why)
         return
     items = _items(ctx.plan, ctx.site.lustre)
-    modern = [r for r in ROLES if not ctx.site.lustre.kernel_routes(r)]
-    if modern:
-        ctx.warnings.append(
-            Diagnostic(
-                ctx.site.file,
-                0,
-                0,
-                "warning",
-                "W-MODPROBE-TARGET",
-                "$.lustre",
-                f"modprobe: {', '.join(r + 's' for r in modern)} run Lustre "
-                f"{show(KERNEL_ROUTES_REMOVED)} or later, which no longer parses routes= or "
-                "forwarding=: their modprobe files carry networks= and tunables only, and "
-                "their routes and routing come from lnetctl/ (/etc/lnet.conf, lnet.service)",
-            )
-        )
-    problems = _too_long(items)
-    if problems:
-        msg = _message(problems)
-        if ctx.explicit:
-            raise InputError(
-                [
-                    Diagnostic(
-                        ctx.site.file,
-                        0,
-                        0,
-                        "error",
-                        "E-MODPROBE-LENGTH",
-                        "$",
-                        msg + ", or leave modprobe out of --formats",
-                    )
-                ]
-            )
-        ctx.warnings.append(
-            Diagnostic(
-                ctx.site.file,
-                0,
-                0,
-                "warning",
-                "W-MODPROBE-SKIPPED",
-                "$",
-                msg + "; modprobe files were not written",
-            )
-        )
-        return
     for name, role, hosts, nets, routes, fwd in items:
         tun = host_settings(
             ctx.site, role, [n for n, _ in routestr.parse_networks(nets)], ctx.symmetric

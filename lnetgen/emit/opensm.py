@@ -23,15 +23,13 @@ Who is an I/O node depends on the fabric:
 
 ``root_guid_file`` lists the spine switches' node GUIDs when every director of the fabric has
 all of them.  GUIDs are written ``0x`` + 16 hex digits, the host and interface after them.
-Hosts without a GUID are left out and named in a warning.
+Hosts without a GUID are left out; the inventory check names each (W-NO-GUID).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lnetgen import nodes
-from lnetgen.diagnostics import Diagnostic
 from lnetgen.emit.base import Context, OutFile, render
 from lnetgen.model import Fabric, OpenSMChoice, Site
 
@@ -160,7 +158,8 @@ def fabric_files(
     return files
 
 
-def _has_hosts(site: Site, fabric: Fabric) -> bool:
+def has_hosts(site: Site, fabric: Fabric) -> bool:
+    """The fabric holds hosts lnetgen writes guid files for (its compute or storage side)."""
     switches = {sw.name for sw in fabric.switches}
     return (
         fabric.name == site.client_fabric
@@ -170,28 +169,15 @@ def _has_hosts(site: Site, fabric: Fabric) -> bool:
 
 
 def emit(ctx: Context) -> list[OutFile]:
+    """The files of every fabric with hosts.  Hosts without a port GUID are left out of the
+    guid files; that is an inventory finding (W-NO-GUID, ``lnetgen.inventory.output``, at each
+    host's entry), given by every command that reads the inventory, ``validate`` included."""
     site = ctx.site
     out: list[OutFile] = []
-    missing: list[str] = []
     for fabric in site.fabrics:
-        if not _has_hosts(site, fabric):
+        if not has_hosts(site, fabric):
             continue
-        g = fabric_guids(site, fabric)
-        missing += g.missing
         files = fabric_files(site, fabric, ctx.header, fabric.opensm)
         for name, content in sorted(files.items()):
             out.append(OutFile(f"opensm/{fabric.name}/{name}", content, FORMAT, "", "site"))
-    if missing:
-        ctx.warnings.append(
-            Diagnostic(
-                site.file,
-                0,
-                0,
-                "warning",
-                "W-NO-GUID",
-                "$",
-                f"{len(set(missing))} host(s) have no port GUID and are missing from the OpenSM "
-                f"guid files: {nodes.fold(sorted(set(missing)))}",
-            )
-        )
     return out

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from lnetgen.diagnostics import Diagnostic, InputError
 from lnetgen.fabric.graph import IbLink, IbNet, IbNode, guid_int, guid_str, node_id
+from lnetgen.fabric.speeds import LinkSpeeds, link_speeds
 from lnetgen.model import MAX_SWITCH_PORTS, Attachment, Fabric, Leaf, Site, Switch
 
 
@@ -95,6 +96,8 @@ class Layout:
     hosts: tuple[Host, ...]
     net: IbNet
     uplinks: dict[tuple[str, str], tuple[int, ...]] = field(default_factory=dict)
+    #: the width/speed label of host and switch links in the net file (from the site's rates)
+    speeds: LinkSpeeds = field(default_factory=LinkSpeeds)
 
     def derived(self) -> list[str]:
         """What had no GUID in the inventory (labels), for a note in the output."""
@@ -329,6 +332,7 @@ def _build(
         tuple(hosts),
         IbNet((*sw_nodes, *ca_nodes)),
         uplinks,
+        link_speeds(site, fab),
     )
 
 

@@ -315,7 +315,8 @@ def simulate(
             except OSError as exc:
                 raise SimError(f"cannot create {keep}: {exc.strerror or exc}") from None
         netfile = os.path.join(work, "fabric.net")
-        _create(netfile, render_net(lay.net, [f"fabric {lay.fabric.name} of site {lay.site}"]))
+        header = [f"fabric {lay.fabric.name} of site {lay.site}", lay.speeds.note]
+        _create(netfile, render_net(lay.net, header, lay.speeds))
         for name, text in _conf_files(work, settings, files).items():
             _create(os.path.join(work, name), text)
         conf = os.path.join(work, "opensm.conf")

@@ -75,7 +75,13 @@ def build_site(ctx: Context) -> Site | None:
     check_compute_leaves(ctx, routers.routers, fabrics.switches)
 
     o2ib = params.storage_lnd == "o2ib" or any(n.net.lnd == "o2ib" for n in cnets.nets)
-    tunables = check_tunables(ctx, o2ib)
+    client_lnds = {n.net.lnd for n in cnets.nets}
+    lnds = {
+        "client": client_lnds,
+        "router": {n.lnd for n in routers.nets} | {params.storage_lnd},
+        "server": {params.storage_lnd},
+    }
+    tunables = check_tunables(ctx, o2ib, lnds)
     lustre = check_release(ctx)
     check_ipv6(ctx, params.storage_lnd, lustre)
     check_client_ipv6(ctx, lustre)

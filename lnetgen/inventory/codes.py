@@ -52,8 +52,9 @@ CODES: dict[str, str] = {
     "E-LUSTRE-VERSION": "a Lustre release before 2.12, which lnetgen does not write for",
     "E-LUSTRE-UDSP": "udsp: true for clients older than Lustre 2.15, which have no UDSP",
     "E-TUNABLE": "LNet tunables the kernel would refuse or silently change (retry_count not "
-    "below transaction_timeout, peer_credits above credits or outside o2iblnd's clamp), or "
-    "router buffers for a role that does not forward",
+    "below transaction_timeout, peer_credits above credits or outside o2iblnd's clamp, credits "
+    "or peer_credits above 65,535 on a kfi NI), or router buffers for a role that does not "
+    "forward",
     "E-OPENSM": "a fabric's recorded OpenSM settings name a guid file lnetgen cannot write there",
     "E-ATTACH-SWITCH": "an attachment names a switch that is not defined",
     "E-ATTACH-FABRIC": "a host is attached to a fabric of the wrong role",
@@ -121,8 +122,48 @@ CODES: dict[str, str] = {
     "W-OPENSM-UNMEASURED": (
         "a fabric records OpenSM settings without what fabric check measured (measured)"
     ),
+    "W-NO-GUID": (
+        "a host or client group on an InfiniBand fabric has no port GUID: the OpenSM guid files "
+        "leave it out"
+    ),
+    "W-MODPROBE-TARGET": (
+        "roles run Lustre 2.19.53 or later: their modprobe files carry networks= and tunables "
+        "only, their routes come from the lnetctl YAML"
+    ),
+    "W-MODPROBE-SKIPPED": (
+        "(dry solve, generate) the modprobe files cannot be written: an IPv6 gateway, or a "
+        "routes= or networks= over Linux's 1,024-byte module parameter limit"
+    ),
+    "W-ANSIBLE-NO-MODPROBE": (
+        "(dry solve, generate) with the modprobe files skipped, the Ansible output writes no "
+        "modprobe options either"
+    ),
+    "E-ANSIBLE-NAMES": (
+        "(dry solve, generate) a client class's Ansible group collides with another or a fixed "
+        "group, or a host is in two roles"
+    ),
+    "E-MODPROBE-IPV6": (
+        "(generate --formats modprobe) a gateway is IPv6, which the kernel's routes= cannot carry"
+    ),
+    "E-MODPROBE-LENGTH": (
+        "(generate --formats modprobe) a routes= or networks= over Linux's 1,024-byte module "
+        "parameter limit"
+    ),
     "W-OPENSM-STALE": (
         "a recorded OpenSM measurement names no fabric digest, another fabric than the one "
         "described now, or (a storage fabric) another plan than the inventory's strategy"
     ),
 }
+
+#: Codes given on the default strategy's plan (``lnetgen validate``'s dry solve, ``generate``),
+#: not by the inventory check: ``acknowledge:`` cannot name them, and unit tests show them
+#: (tests/test_journey_emit.py) instead of a case under tests/cases/invalid/.
+SOLVED_CODES = frozenset(
+    {
+        "W-MODPROBE-SKIPPED",
+        "W-ANSIBLE-NO-MODPROBE",
+        "E-ANSIBLE-NAMES",
+        "E-MODPROBE-IPV6",
+        "E-MODPROBE-LENGTH",
+    }
+)

@@ -19,6 +19,7 @@ from lnetgen import nodes, resources
 from lnetgen.diagnostics import Diagnostic
 from lnetgen.inventory.messages import clip, describe, did_you_mean, show
 from lnetgen.inventory.yaml11 import read_as
+from lnetgen.tunables import BY_NAME, default_hint
 from lnetgen.yamlsrc import Path, Source
 
 SITE_SCHEMA = "site.schema.json"
@@ -268,7 +269,26 @@ def _translate(src: Source, err: Any) -> Iterator[tuple[Path, Diagnostic]]:
             message = f"{show(inst)} is outside {lo}-{hi}"
         elif lo is not None:
             message = f"{show(inst)} is less than {lo}"
+        if path and path[0] == "tunables" and str(path[-1]) in BY_NAME:
+            hint = default_hint(str(path[-1]), _site_lnds(src.data))
     yield path, src.diag(path, code, message, hint=hint)
+
+
+def _site_lnds(data: object) -> list[str]:
+    """The LNDs an inventory names (its client nets', its storage LND), as written: the
+    kernel defaults a tunable's hint quotes are theirs (kfilnd's on a Slingshot site, not
+    o2iblnd's and gnilnd's)."""
+    if not isinstance(data, dict):
+        return []
+    out = []
+    for net in data.get("client_nets") or []:
+        name = net.get("name") if isinstance(net, dict) else None
+        if isinstance(name, str):
+            out.append(name.rstrip("0123456789"))
+    strategy = data.get("strategy")
+    lnd = strategy.get("storage_lnd", "o2ib") if isinstance(strategy, dict) else "o2ib"
+    out.append(str(lnd))
+    return out
 
 
 def pattern_diag(pattern: str, inst: object, hint: str) -> tuple[str, str, str]:

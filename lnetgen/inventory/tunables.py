@@ -2,10 +2,18 @@
 override (``tunables.roles.{client,router,server}``).
 
 Reads the keys of :data:`lnetgen.tunables.SETTABLE` and checks them against the kernel's ranges
-(the schema bounds each value; here the relations): ``retry_count`` below
-``transaction_timeout``, ``peer_credits`` at most ``credits``, and ``peer_credits`` within
-o2iblnd's clamp on a site with o2ib nets; router buffers only for routers.  Reports E-TUNABLE.
-Adds ``Site.tunables`` (role -> name -> value, the override merged in).
+(the schema bounds each value; here the relations and the LNDs' own limits): ``retry_count``
+below ``transaction_timeout``, ``peer_credits`` at most ``credits``, ``peer_credits`` within
+o2iblnd's clamp on a site with o2ib nets, ``credits`` and ``peer_credits`` at most 65,535 for a
+role with a kfi NI; router buffers only for routers.  Reports E-TUNABLE.  Adds
+``Site.tunables`` (role -> name -> value, the override merged in).
+
+Decision (kfi): kfilnd refuses to start an NI whose ``credits`` or ``peer_credits`` exceed
+KFILND_EP_KEY_MAX (``kfilnd_modparams.c``: "Credits cannot exceed 65535", -EINVAL), both as
+module options and in ``lnetctl import``; an administrator expects the inventory to be refused
+where the value is written, not a router that loses its kfi NI when LNet loads.  Only the roles
+that have a kfi NI (clients and routers on a kfi client net) are held to it: a server's o2ib NI
+takes any ``credits``.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from lnetgen.tunables import (
     BY_NAME,
     DEFAULT_RETRY_COUNT,
     DEFAULT_TRANSACTION_TIMEOUT,
+    LND_CREDITS,
     O2IB_PEER_CREDITS,
     SETTABLE,
 )
@@ -25,8 +34,11 @@ from lnetgen.yamlsrc import Path
 ROLES = ("client", "router", "server")
 
 
-def check_tunables(ctx: Context, o2ib: bool) -> dict[str, dict[str, int]]:
-    """role -> settings; ``o2ib``: the site has o2ib NIs (o2iblnd clamps peer_credits)."""
+def check_tunables(
+    ctx: Context, o2ib: bool, lnds: dict[str, set[str]] | None = None
+) -> dict[str, dict[str, int]]:
+    """role -> settings; ``o2ib``: the site has o2ib NIs (o2iblnd clamps peer_credits);
+    ``lnds``: role -> the LNDs of its NIs (each LND's own limits, :data:`LND_CREDITS`)."""
     spec: dict[str, Any] = ctx.data.get("tunables") or {}
     if not spec:
         return {}
@@ -49,6 +61,7 @@ def check_tunables(ctx: Context, o2ib: bool) -> dict[str, dict[str, int]]:
         for k in merged:
             where[k] = ("tunables", "roles", role, k) if k in over else ("tunables", k)
         _relations(_Once(ctx, seen), merged, where, role, o2ib)
+        _lnd_limits(_Once(ctx, seen), merged, where, role, (lnds or {}).get(role, set()))
         if merged:
             out[role] = merged
     return out
@@ -97,6 +110,24 @@ def _relations(
                 f"{role}: peer_credits {pc} is outside {lo}-{hi}, which o2iblnd clamps it to "
                 "(lnet/klnds/o2iblnd/o2iblnd_modparams.c); another value would run",
             )
+
+
+def _lnd_limits(
+    ctx: _Once, v: dict[str, int], where: dict[str, Path], role: str, lnds: set[str]
+) -> None:
+    """The most each of the role's LNDs accepts of ``credits`` and ``peer_credits``."""
+    for lnd in sorted(lnds):
+        lim = LND_CREDITS.get(lnd)
+        if lim is None:
+            continue
+        for name in ("credits", "peer_credits"):
+            if name in v and v[name] > lim.most:
+                ctx.err(
+                    where[name],
+                    "E-TUNABLE",
+                    f"{role}: {name} {v[name]} is above {lim.most:,}, the most the {lnd} LND "
+                    f"accepts ({lim.source}): it would refuse to start the {role}s' {lnd} NI",
+                )
 
 
 __all__ = ["ROLES", "check_tunables"]
