@@ -305,21 +305,22 @@ class Outcome:
 
 
 def run(case: Case, sites_dir: str) -> Outcome:
-    """Predict ``case`` on the shipped site in ``sites_dir``."""
-    from lnetgen.api import load_plan
+    """Predict ``case`` on the shipped site in ``sites_dir`` (valid sites: loaded and solved
+    directly, not through ``lnetgen.api``, which sits above this package)."""
+    from lnetgen.inventory import load_site
+    from lnetgen.solve import solve
 
     spec = parse_inline(case.workload)
+    site = load_site(f"{sites_dir}/{case.site}.yaml")[0]
+    assert site is not None, case.site
     if case.block is not None:
-        from lnetgen.inventory import load_site
         from lnetgen.throughput.block import block_test
         from lnetgen.throughput.fabric import storage_routes
 
-        site = load_site(f"{sites_dir}/{case.site}.yaml")[0]
-        assert site is not None, case.site
         t = block_test(site, spec.filesystems[0], case.block, storage_routes(site, case.opensm))
         neck = f"{t.bottleneck[0]} (100 %)" if t.bottleneck else "n/a"
         return Outcome(case, t.aggregate_mb_s, neck)
-    site, plan, _ = load_plan(f"{sites_dir}/{case.site}.yaml", case.strategy, None)
+    plan = solve(site, case.strategy)
     routes = storage = None
     if case.opensm:  # as analyze --opensm: every fabric of the site
         from lnetgen.throughput.fabric import simulated_routes, storage_routes
