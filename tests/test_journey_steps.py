@@ -40,6 +40,7 @@ from lnetgen.diff import (
 from lnetgen.diff.expected import Expected, expected_states
 from lnetgen.diff.steps import KEEP_NETS_HINT, SERVER_NET_OUTAGE
 from lnetgen.live import LiveSet, read_live
+from lnetgen.plan import Plan
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "sites" / "demo.yaml"
@@ -290,6 +291,36 @@ def test_every_file_system_stays_reachable_through_the_steps(tmp_path: Path, nam
         assert declared and all(s.outage == SERVER_NET_OUTAGE for s in declared)
     else:
         assert declared == [], [(s.title, s.hosts) for s in declared]
+
+
+SCOPES = {
+    "routers": lambda w: {n for n, h in w.hosts.items() if h.role == ROUTER},
+    "servers and clients": lambda w: {n for n, h in w.hosts.items() if h.role != ROUTER},
+    "every other host": lambda w: set(sorted(w.hosts)[::2]),
+}
+
+
+@pytest.mark.parametrize("scope", list(SCOPES))
+@pytest.mark.parametrize("name", ["router moved, projection", "oss removed", "strategy changed"])
+def test_a_plan_for_part_of_the_site_declares_what_it_may_cut(
+    tmp_path: Path, name: str, scope: str
+) -> None:
+    """Under --hosts, hosts outside the scope keep their live routes and nets: a removal in
+    scope that relies on their planned routes may cut them off, so it is declared an outage
+    (regression: 22 of 50 scenario x scope pairs planned such cuts as live)."""
+    _result, world = planned(tmp_path, name)
+    hosts = SCOPES[scope](world)
+    scoped = diff(result_plan(tmp_path, name), read_live(str(tmp_path / "deployed")), hosts=hosts)
+    steps = plan_changes(scoped)
+    assert simulate(world, steps) == []
+    assert any("--hosts leaves out" in s.outage for s in steps)
+
+
+def result_plan(tmp_path: Path, name: str) -> Plan:
+    """The plan of scenario ``name`` (its site already edited by :func:`planned`)."""
+    _edits, _old, new_strategy, keep = SCENARIOS[name]
+    keep_path = str(tmp_path / "deployed" / "plan.json") if keep else None
+    return solve_site(str(tmp_path / "site.yaml"), new_strategy, keep_path)[1]
 
 
 # ------------------------------------------------------------------- finding 1: server nets

@@ -265,7 +265,8 @@ def diff(
     """Compare ``plan`` (with ``site`` for client NIDs) with ``live``; see ``DiffResult``.
     ``hosts`` limits the comparison: hosts outside it are neither missing nor unknown."""
     expected = expected_states(plan, site)
-    paths = build_paths(expected, live)  # the whole site's gateways, whatever --hosts says
+    # the whole site's gateways, whatever --hosts says; hosts outside it stay as they are
+    paths = build_paths(expected, live, hosts)
     if hosts is not None:
         expected = {h: e for h, e in expected.items() if h in hosts}
         live = _within(live, hosts)

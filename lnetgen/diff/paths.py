@@ -22,11 +22,16 @@ step says so.
 
 Hosts the live PATH shows nothing of (missing, unreadable, or dumps without routes) are taken
 to be as the plan says: the diff plans no change for them either.
+
+Under ``--hosts`` the steps change only the hosts in scope.  A host outside it keeps what it
+has: a client or server its live routes (not the plan's, which no step of this run adds), a
+router its live networks.  So a drain or a route removal counts only on routes that exist or
+that this run adds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from lnetgen.diff.expected import Expected
@@ -47,14 +52,23 @@ def _net_of(nid: str) -> str:
     return nid.rpartition("@")[2]
 
 
-def build_paths(expected: Mapping[str, Expected], live: LiveSet) -> Paths:
-    """The gateways of every host of ``expected`` (the plan's hosts), resolved to routers."""
+def build_paths(
+    expected: Mapping[str, Expected], live: LiveSet, scope: Collection[str] | None = None
+) -> Paths:
+    """The gateways of every host of ``expected`` (the plan's hosts), resolved to routers;
+    ``scope``: the hosts the steps change (``--hosts``), the others kept as they are live."""
     plan_of: dict[str, str] = {}
     router_nets: dict[str, frozenset[str]] = {}
+    outside = 0
     for name, exp in expected.items():
         if exp.role != ROUTER:
             continue
         router_nets[name] = frozenset(exp.nets)
+        state = live.hosts.get(name)
+        if scope is not None and name not in scope and state is not None and state.nets:
+            kept_nets = frozenset(state.nets.nets)  # no step adds or removes a net there
+            outside += kept_nets != router_nets[name]
+            router_nets[name] = kept_nets
         for nid in (*exp.nids.values(), *(n for v in exp.rail_nids.values() for n in v)):
             plan_of[nid] = name
     live_of = dict(plan_of)
@@ -65,19 +79,23 @@ def build_paths(expected: Mapping[str, Expected], live: LiveSet) -> Paths:
                 live_of.update((nid, name) for nid in nids)
     seen: dict[tuple[object, ...], tuple[str, frozenset[Hop], frozenset[Hop]]] = {}
     count: dict[tuple[object, ...], int] = {}
+    pending: dict[tuple[object, ...], bool] = {}
     for name, exp in expected.items():
         if exp.role == ROUTER:
             continue
         state = live.hosts.get(name)
         table = state.routes if state is not None else None
-        key = (exp.role, id(exp.routes), id(table), id(state.peers) if state else 0)
+        kept = scope is not None and name not in scope
+        key = (exp.role, id(exp.routes), id(table), id(state.peers) if state else 0, kept)
         if key not in seen:
             want = frozenset((n, plan_of.get(g, "?" + g), g) for n, g in exp.routes)
             have = want if table is None else _resolve(table.routes, state, live_of)
-            seen[key] = (exp.role, have, want)
+            seen[key] = (exp.role, have, have if kept else want)
+            pending[key] = kept and have != want
         count[key] = count.get(key, 0) + 1
     peers = tuple(Peer(role, count[k], have, want) for k, (role, have, want) in seen.items())
-    return Paths(peers, router_nets)
+    outside += sum(count[k] for k, p in pending.items() if p)
+    return Paths(peers, router_nets, outside)
 
 
 def _resolve(

@@ -88,6 +88,9 @@ class Paths:
 
     peers: tuple[Peer, ...]
     router_nets: Mapping[str, frozenset[str]]
+    #: hosts outside ``--hosts`` whose live routes or networks differ from the plan: no step
+    #: of this run changes them, so removing routes or networks in scope may cut them off
+    outside: int = 0
 
 
 @dataclass

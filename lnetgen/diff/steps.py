@@ -254,6 +254,7 @@ class _Ctx:
 
     new: frozenset[str]
     old: frozenset[str]
+    outside: int = 0  # Paths.outside: hosts out of --hosts whose routes or nets change too
 
 
 def _wants_drain(d: HostDiff) -> bool:
@@ -292,7 +293,8 @@ def _units(result: DiffResult) -> tuple[list[_Unit], _Ctx]:
             parts.setdefault((n in plan.drained, plan.lonely.get(n, ()), alone), []).append(n)
         for (drained, lonely, alone), hosts in parts.items():
             units.append(_Unit(nodes.fold(hosts), len(hosts), g.diff, drained, lonely, alone))
-    return units, _Ctx(new, old)
+    outside = result.paths.outside if result.paths is not None else 0
+    return units, _Ctx(new, old, outside)
 
 
 #: The commands one phase runs on a unit (none: it sits the phase out).
@@ -436,6 +438,30 @@ _PHASES: tuple[tuple[str, _Commands, Callable[[list[_Unit]], str] | None], ...] 
 )
 
 
+#: The phases that take a route, a network or a router's forwarding away: under --hosts, with
+#: hosts outside the scope still to change, they may cut those hosts off.
+_REMOVALS = frozenset(
+    {
+        "drain routers whose peers keep other gateways",
+        "remove old routes on clients",
+        "remove old routes on servers",
+        "remove old routes and networks on routers (no peer uses them there)",
+        "remove routes through the old addresses on clients",
+        "remove routes through the old addresses on servers",
+        "remove old networks on servers and clients",
+    }
+)
+
+
+def _scope_outage(outside: int) -> str:
+    """The outage of a removal planned for part of the site only."""
+    return (
+        f"file system outage (possible): --hosts leaves out {outside} host(s) whose routes or "
+        "networks change too; no step of this plan changes them, so this removal may cut them "
+        "off -- plan the whole site (without --hosts), or bring those hosts to the plan first"
+    )
+
+
 def plan_changes(result: DiffResult) -> list[Step]:
     """The changes of ``result`` as ordered lnetctl steps per node set (empty when equal).
 
@@ -465,6 +491,8 @@ def plan_changes(result: DiffResult) -> list[Step]:
             )
             role = min(role_rank(u.diff.role) for u in us)
             outage = outage_of(us) if outage_of else ""
+            if not outage and ctx.outside and (title in _REMOVALS or any(u.drained for u in us)):
+                outage = _scope_outage(ctx.outside)
             step = Step(number, title, hosts, sum(u.count for u in us), cmds, outage)
             items.append((role, natural(hosts), step))
         steps.extend(s for _r, _n, s in sorted(items, key=lambda t: (t[0], t[1])))
