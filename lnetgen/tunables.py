@@ -158,6 +158,48 @@ TUNABLES: tuple[Tunable, ...] = (
         ("global", "drop_asym_route"),
         "lnet_drop_asym_route",
     ),
+    # LNet health (lnet/lnet/api-ni.c; lnetctl import's global: and ``lnetctl set`` take the
+    # same names, lnet/utils/lnetctl.c).  Left out: recovery_interval and router_sensitivity,
+    # which the kernel takes and ignores (recovery_interval_set() only warns that it is
+    # deprecated; router_sensitivity_percentage is read nowhere).
+    Tunable(
+        "health_sensitivity",
+        "100 (0 turns health off, and with it retries: retry_count must be 0)",
+        "lnet/lnet/api-ni.c lnet_health_sensitivity, sensitivity_set(); "
+        "include/linux/lnet/lib-types.h LNET_MAX_HEALTH_VALUE",
+        0,
+        1000,
+        ("global", "health_sensitivity"),
+        "lnet_health_sensitivity",
+    ),
+    Tunable(
+        "response_tracking",
+        "3 (0 pings and pushes only, 1 GETs, 2 PUTs, 3 both)",
+        "lnet/lnet/api-ni.c lnet_response_tracking, response_tracking_set()",
+        0,
+        3,
+        ("global", "response_tracking"),
+        "lnet_response_tracking",
+    ),
+    Tunable(
+        "recovery_limit",
+        "0 (seconds to keep recovering an unhealthy peer NI; 0: for ever)",
+        "lnet/lnet/api-ni.c lnet_recovery_limit; lnet/utils/lnetconfig/liblnetconfig.c "
+        "lustre_lnet_config_recovery_limit()",
+        0,
+        INT_MAX,
+        ("global", "recovery_limit"),
+        "lnet_recovery_limit",
+    ),
+    Tunable(
+        "max_recovery_ping_interval",
+        "900 (seconds)",
+        "lnet/lnet/api-ni.c lnet_max_recovery_ping_interval, max_recovery_ping_interval_set()",
+        1,
+        INT_MAX,
+        ("global", "max_recovery_ping_interval"),
+        "lnet_max_recovery_ping_interval",
+    ),
 )
 BY_NAME = {t.name: t for t in TUNABLES}
 #: Keys the inventory may set (drop_asym_route is lnetgen's to decide).
@@ -247,13 +289,17 @@ class HostSettings:
 
     def globals(self) -> dict[str, int]:
         """``global:`` keys in an order the kernel accepts one at a time."""
-        keys = ["drop_asym_route", *_timeout_order(self.values)]
+        keys = ["drop_asym_route", *_timeout_order(self.values), *_HEALTH_AFTER]
         return {k: self.values[k] for k in keys if k in self.values}
 
     def lnet_options(self) -> list[tuple[str, int]]:
         """``options lnet`` parameters (the networks/routes/forwarding ones aside)."""
         out = []
-        order = [t.name for t in TUNABLES if not t.per_ni and t.name not in _TIMEOUTS]
+        order = [
+            t.name
+            for t in TUNABLES
+            if not t.per_ni and t.name not in _TIMEOUTS and t.name != "health_sensitivity"
+        ]
         order[order.index("drop_asym_route") : order.index("drop_asym_route")] = _timeout_order(
             self.values
         )
@@ -282,15 +328,20 @@ class HostSettings:
 
 
 _TIMEOUTS = ("transaction_timeout", "retry_count")
+#: The health settings after the timeouts in ``global:`` (the sensitivity goes before them).
+_HEALTH_AFTER = ("response_tracking", "recovery_limit", "max_recovery_ping_interval")
 
 
 def _timeout_order(values: Mapping[str, int]) -> list[str]:
     """The kernel checks each against the current value of the other (api-ni.c): a timeout
-    above the default retry count goes first, else the retry count does."""
+    above the default retry count goes first, else the retry count does.  health_sensitivity
+    goes before both: the kernel refuses a nonzero retry count while it is 0 (retry_count_set()),
+    so a host whose health is off takes its new sensitivity first."""
     timeout = values.get("transaction_timeout")
+    pair = ["transaction_timeout", "retry_count"]
     if timeout is not None and timeout <= DEFAULT_RETRY_COUNT:
-        return ["retry_count", "transaction_timeout"]
-    return ["transaction_timeout", "retry_count"]
+        pair.reverse()
+    return ["health_sensitivity", *pair]
 
 
 #: The kernel's defaults where they are one number (lustre-release, see ``TUNABLES``): a
@@ -299,6 +350,10 @@ KERNEL_DEFAULTS: dict[str, int] = {
     "transaction_timeout": DEFAULT_TRANSACTION_TIMEOUT,
     "retry_count": DEFAULT_RETRY_COUNT,
     "drop_asym_route": 0,
+    "health_sensitivity": 100,
+    "response_tracking": 3,
+    "recovery_limit": 0,
+    "max_recovery_ping_interval": 900,
     "check_routers_before_use": 0,
     "alive_router_check_interval": 60,
     "router_ping_timeout": 50,
@@ -371,7 +426,8 @@ def symmetric(plan: Plan) -> bool:
 
 def host_settings(site: Site, role: str, nets: Iterable[str], sym: bool) -> HostSettings:
     """The settings of a host of ``role`` on ``nets``: the inventory's (site-wide, then the
-    role's override), per-NI ones for each of its LNDs; ``drop_asym_route`` when ``sym``."""
+    role's override), per-NI ones for each of its LNDs; ``drop_asym_route`` when ``sym``;
+    ``retry_count: 0`` with ``health_sensitivity: 0`` (what the kernel then runs)."""
     lnds = tuple(dict.fromkeys(_lnd(n) for n in nets))
     chosen = site.tunables.get(role, {}) if site.tunables else {}
     values: dict[str, int] = {}
@@ -384,6 +440,10 @@ def host_settings(site: Site, role: str, nets: Iterable[str], sym: bool) -> Host
                 values[f"{lnd}.{name}"] = value
         else:
             values[name] = value
+    if values.get("health_sensitivity") == 0:
+        # the kernel sets retry_count to 0 when health is turned off (sensitivity_set()):
+        # written, so that the files say what runs and diff does not see a changed count
+        values.setdefault("retry_count", 0)
     if sym:
         values["drop_asym_route"] = 1
     return HostSettings(values, lnds)

@@ -60,6 +60,10 @@ _LNETCTL_SET = {
     "transaction_timeout": "transaction_timeout",
     "retry_count": "retry_count",
     "drop_asym_route": "drop_asym_route",
+    "health_sensitivity": "health_sensitivity",
+    "response_tracking": "response_tracking",
+    "recovery_limit": "recovery_limit",
+    "max_recovery_ping_interval": "max_recovery_ping_interval",
     "tiny_router_buffers": "tiny_buffers",
     "small_router_buffers": "small_buffers",
     "large_router_buffers": "large_buffers",
@@ -68,12 +72,15 @@ _LNETCTL_SET = {
 _SYSFS = ("alive_router_check_interval", "router_ping_timeout")
 
 
-_FIRST = {"transaction_timeout": 0, "retry_count": 1}
+#: health_sensitivity before retry_count: the kernel refuses a nonzero retry count while
+#: health is off (api-ni.c retry_count_set()), so a host turning health back on needs it first.
+_FIRST = {"health_sensitivity": 0, "transaction_timeout": 1, "retry_count": 2}
 
 
 def _in_order(d: HostDiff) -> list[tuple[str, int | None, int | None]]:
-    """The changed tunables, transaction_timeout and retry_count first, then by name."""
-    return sorted(d.tunables, key=lambda t: (_FIRST.get(t[0], 2), t[0]))
+    """The changed tunables, health_sensitivity, transaction_timeout and retry_count first,
+    then by name."""
+    return sorted(d.tunables, key=lambda t: (_FIRST.get(t[0], 3), t[0]))
 
 
 def reload_tunables(d: HostDiff) -> list[str]:

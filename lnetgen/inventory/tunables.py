@@ -3,7 +3,9 @@ override (``tunables.roles.{client,router,server}``).
 
 Reads the keys of :data:`lnetgen.tunables.SETTABLE` and checks them against the kernel's ranges
 (the schema bounds each value; here the relations and the LNDs' own limits): ``retry_count``
-below ``transaction_timeout``, ``peer_credits`` at most ``credits``, ``peer_credits`` within
+below ``transaction_timeout``, ``retry_count`` 0 when ``health_sensitivity`` is 0 (the kernel
+refuses retries with health off, and turns them off itself when it is left unset),
+``peer_credits`` at most ``credits``, ``peer_credits`` within
 o2iblnd's clamp on a site with o2ib nets, ``credits`` and ``peer_credits`` at most 65,535 for a
 role with a kfi NI; router buffers only for routers.  Reports E-TUNABLE.  Adds
 ``Site.tunables`` (role -> name -> value, the override merged in).
@@ -84,7 +86,15 @@ def _relations(
     ctx: _Once, v: dict[str, int], where: dict[str, Path], role: str, o2ib: bool
 ) -> None:
     timeout = v.get("transaction_timeout", DEFAULT_TRANSACTION_TIMEOUT)
-    retry = v.get("retry_count", DEFAULT_RETRY_COUNT)
+    health_off = v.get("health_sensitivity") == 0
+    retry = v.get("retry_count", 0 if health_off else DEFAULT_RETRY_COUNT)
+    if health_off and retry > 0:
+        ctx.err(
+            where["retry_count"],
+            "E-TUNABLE",
+            f"{role}: retry_count {retry} needs LNet health: health_sensitivity 0 turns it off "
+            "and lnet/lnet/api-ni.c refuses a nonzero retry_count then (retry_count_set())",
+        )
     if ("transaction_timeout" in v or "retry_count" in v) and retry >= timeout:
         key = "retry_count" if "retry_count" in v else "transaction_timeout"
         ctx.err(
