@@ -65,6 +65,7 @@ import shutil
 import signal
 import stat
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
@@ -231,7 +232,7 @@ def _note(exc: BaseException, target: str, replaced: bool, existed: bool) -> Non
 
 @contextmanager
 def _held_signals() -> Iterator[None]:
-    """Hold back ``_STOPS`` in this thread for the block: what came meanwhile is delivered, and
+    """Hold back ``_STOPS`` for the block: what came meanwhile is delivered, and
     its handler run (``KeyboardInterrupt``; ``SystemExit`` from the CLI's SIGTERM handler),
     when the block is left.  The swap and the discarding of the old tree are never cut short:
     the clean-up is finished before the signal is honoured, and the run ends with the new tree
@@ -239,11 +240,27 @@ def _held_signals() -> Iterator[None]:
     the old tree (8 s for Spider's 34,869 files in 17,000 directories on a slow overlay file
     system, well under a second for the demo): the same time cleaning up on the way out takes,
     and SIGKILL still stops the run at once (the next run's sweep clears after it)."""
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    if threading.current_thread() is not threading.main_thread():
+        # handlers can only be set from the main thread; a library caller's thread holds the
+        # signals back in itself (they reach the main thread's handlers anyway)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        return
+    # A per-thread mask is not enough: a signal sent to the process (Ctrl-C, kill) goes to any
+    # thread that does not block it, and numpy's threads do not; Python then runs the handler
+    # in this thread at once.  So the handlers are swapped for one that only records.
+    came: list[int] = []
+    old = {s: signal.signal(s, lambda signum, _frame: came.append(signum)) for s in _STOPS}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a signal held back is raised here
+        for s, handler in old.items():
+            signal.signal(s, handler)
+        if came:  # honoured now, with the handler the run had (KeyboardInterrupt, Terminated)
+            signal.raise_signal(came[0])
 
 
 def _write_locked(

@@ -223,6 +223,29 @@ def test_the_running_state_wins_over_a_stale_modprobe_file(tree: Path, tmp_path:
     assert f"on routes; using {tmp_path}/oss06.yaml" in d.output
 
 
+def test_a_stale_lnet_conf_does_not_hide_the_address_net_show_gives(
+    tree: Path, tmp_path: Path
+) -> None:
+    """The NIDs come from the running state first: an old lnet.conf with ``nid:`` lines, named
+    to sort before the net show, hid a server's moved address ('1 equal', exit 0) in a
+    review."""
+    text = (tree / "lnetctl" / "oss02.yaml").read_text(encoding="utf-8")
+    conf = "".join(ln for ln in text.splitlines(keepends=True) if not ln.startswith("#"))
+    for net in ("o2ib100", "o2ib"):
+        conf = conf.replace(
+            f"    - net type: {net}\n      local NI(s):\n        - interfaces:",
+            f"    - net type: {net}\n      local NI(s):\n        - nid: 10.10.1.2@{net}\n"
+            "          interfaces:",
+        )
+    assert conf.count("- nid: 10.10.1.2@") == 2
+    (tmp_path / "oss02.a.conf").write_text(conf, encoding="utf-8")
+    (tmp_path / "oss02.export.yaml").write_text(backup(tree, "oss02"), encoding="utf-8")
+    (tmp_path / "oss02.net.yaml").write_text(net_show(tree, "oss02", "10.10.1.77"))
+    d = diff(DEMO, tmp_path, "oss02")
+    assert d.exit_code == 1, d.output
+    assert "! nid on o2ib100: live 10.10.1.77@o2ib100, inventory 10.10.1.2@o2ib100" in d.output
+
+
 def test_a_modprobe_file_that_leaves_routes_to_lnet_conf_is_no_disagreement() -> None:
     """A DLC site's modprobe file sets no networks or routes: nothing to note, and its "no
     networks=" note is moot beside the export."""

@@ -142,6 +142,49 @@ def test_an_interruption_leaves_one_whole_tree_nothing_temporary_and_says_which(
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.usefixtures("sigterm_unwinds")
+def test_a_signal_sent_to_the_process_during_the_swap_waits_for_the_clean_up(
+    sig: int, trees: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C and kill are sent to the process, and the kernel hands them to any thread that
+    does not block them (numpy starts some): a mask on the writing thread alone let the
+    handler run at once, leaving the old tree in a hidden temporary (regression: a review
+    reproduced it with 3 native threads).  Here a thread started before the write stands for
+    them."""
+    import threading
+
+    _old, new = trees
+    out = tmp_path / "out"
+    write_output(generate(DEMO, "groups"), str(out))
+    gen = generate(DEMO, "round-robin")
+    idle = threading.Event()
+    other = threading.Thread(target=idle.wait)
+    other.start()
+    real = leftovers.snap_of
+    seen = [0]
+
+    def hooked(*args: Any) -> Any:
+        result = real(*args)
+        seen[0] += 1
+        if seen[0] == 30:  # half of the old tree removed
+            os.kill(os.getpid(), sig)
+        return result
+
+    monkeypatch.setattr(leftovers, "snap_of", hooked)
+    stop = KeyboardInterrupt if sig == signal.SIGINT else Terminated
+    try:
+        with pytest.raises(stop) as caught:
+            write_output(gen, str(out))
+    finally:
+        idle.set()
+        other.join()
+    monkeypatch.undo()
+    assert os.listdir(tmp_path) == ["out"]  # no temporary, no lock, nothing saved
+    assert _tree(out) == _tree(new)
+    assert "holds the new tree" in caught.value.__notes__[0]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.usefixtures("sigterm_unwinds")
 def test_an_interruption_before_a_new_output_exists_says_it_was_not_created(
     sig: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -114,7 +114,15 @@ def merge_states(states: list[HostState]) -> HostState:
         lambda t: not t.nets,
     )
     if nets is not None and not nets.nids:  # NIDs from a dump that shows them (net show)
-        with_nids = next((s.nets for s in states if s.nets is not None and s.nets.nids), None)
+        # running dumps first, as for every part: a stale lnet.conf's nid: lines must not
+        # hide the address a server runs with
+        by_nids = [s for s in sorted(states, key=is_configuration) if s.nets and s.nets.nids]
+        with_nids = by_nids[0].nets if by_nids else None
+        if with_nids is not None and is_configuration(by_nids[0]):
+            health.append(
+                "NIDs taken from a configuration file (no running dump shows them): "
+                "they may not be the ones LNet runs with"
+            )
         if with_nids is not None:
             nets = NetTable(
                 nets.nets, with_nids.nids, nets.health + with_nids.health, nets.tunables
