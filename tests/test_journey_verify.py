@@ -104,6 +104,8 @@ def test_shared_mgs_is_formatted_once(shared: Path) -> None:
     section = readme[readme.index("3. FILE SYSTEM home") :]
     assert "MGS: mds01 (shared with scratch, whose section formats it)" in section
     assert "the shared MGS target is formatted once, under FILE" in section
+    own = readme[readme.index("3. FILE SYSTEM scratch") : readme.index("3. FILE SYSTEM home")]
+    assert "MGS: mds01 (also the MGS of home)" in own  # whoever reformats it sees who loses
 
 
 def _manifest_edit(tree: Path, change: Callable[[dict[str, Any]], None]) -> None:

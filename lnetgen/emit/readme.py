@@ -47,7 +47,8 @@ def readme(
     out += _hosts(plan, files)
     out += _order(bool(fss), bool(server_nets))
     for f in fss:
-        out += _filesystem(f)
+        also = tuple(g.name for g in fss if g.mgs == f.mgs and g.name != f.name)
+        out += _filesystem(f, also if f.mgt_in == f.name else ())
     text = "\n".join(out).rstrip("\n") + "\n"
     return OutFile(PATH, text, FORMAT, "", "site")
 
@@ -229,13 +230,17 @@ def _order(has_fs: bool, has_server_net: bool) -> list[str]:
     return out
 
 
-def _filesystem(f: FsDeploy) -> list[str]:
+def _filesystem(f: FsDeploy, also: tuple[str, ...] = ()) -> list[str]:
     """One file system's mount command and, per server, what to format on it.  A shared MGS
     (one that ``f`` uses but another file system's section formats) is named with where its
     target is formatted, and nothing is formatted for it here: a second ``mkfs.lustre --mgs``
-    on its device would wipe the configuration logs of the file systems already on it."""
+    on its device would wipe the configuration logs of the file systems already on it.  The
+    section that formats it names the other file systems it serves (``also``), so that whoever
+    reformats it knows which file systems lose their logs."""
     shared = f.mgt_in not in ("", f.name)
     mgs = f"{f.mgs} (shared with {f.mgt_in}, whose section formats it)" if shared else f.mgs
+    if also:
+        mgs = f"{f.mgs} (also the MGS of {', '.join(also)})"
     out = [
         f"3. FILE SYSTEM {f.name}",
         f"  MGS: {mgs}; clients mount from {', '.join(f.mgs_nids)}:",
