@@ -227,6 +227,10 @@ main()
         ("discard", "SIGTERM", 143, "holds the new tree"),
         ("discard", "SIGINT", 130, "holds the new tree"),
         ("solve", "SIGTERM", 143, "stopped before writing: {out} was not touched"),
+        # a dropped ssh session: the run used to die on the spot, leaving its lock file (and,
+        # before the swap, its temporary tree) beside the output
+        ("discard", "SIGHUP", 129, "holds the new tree"),
+        ("solve", "SIGHUP", 129, "stopped before writing: {out} was not touched"),
     ],
 )
 def test_the_command_says_which_tree_out_holds(
@@ -246,6 +250,29 @@ def test_the_command_says_which_tree_out_holds(
     assert ("Aborted!" in run.stderr) == (sig == "SIGINT")
     assert os.listdir(tmp_path) == ["out"]
     assert _tree(out) == _tree(new if phase == "discard" else old)
+
+
+def test_nohup_keeps_a_generate_running_through_a_hang_up(
+    trees: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Under ``nohup`` (SIGHUP ignored) the hang-up is not turned into a stop: the run ends
+    as if nothing came, with the new tree in place."""
+    _, new = trees
+    out = tmp_path / "out"
+    write_output(generate(DEMO, "groups"), str(out))
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    ignored = "import signal; signal.signal(signal.SIGHUP, signal.SIG_IGN)\n" + _CLI
+    cmd = [sys.executable, "-c", ignored, "discard", "SIGHUP", "generate", DEMO]
+    run = subprocess.run(
+        [*cmd, "-s", "round-robin", "-o", str(out), "-q"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert os.listdir(tmp_path) == ["out"]
+    assert _tree(out) == _tree(new)
 
 
 # ------------------------------------------------------------------ --force over hand edits

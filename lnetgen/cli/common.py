@@ -135,22 +135,27 @@ class DiagnosticsError(click.ClickException):
 
 
 class Terminated(SystemExit):
-    """A SIGTERM: the run unwinds (``finally`` blocks, removal of temporaries) and exits
-    128 + 15, as a killed process does."""
+    """A SIGTERM or SIGHUP: the run unwinds (``finally`` blocks, removal of temporaries) and
+    exits 128 + the signal's number, as a killed process does (143, 129)."""
 
 
-def _exit_cleanly_on_sigterm() -> None:
-    """``kill`` (SIGTERM) unwinds like Ctrl-C: a run writing an output tree removes its
-    temporary tree and its lock file on the way out (they were left behind, a 551 MB temporary
-    for Spider) and exits 143 as a killed process does."""
+def _exit_cleanly_on_stop() -> None:
+    """``kill`` (SIGTERM) and a hang-up (SIGHUP: the ssh session running ``generate`` drops)
+    unwind like Ctrl-C: a run writing an output tree removes its temporary tree and its lock
+    file on the way out (they were left behind, a 551 MB temporary for Spider) and exits 143 or
+    129 as a killed process does.  A signal the caller set to be ignored stays ignored:
+    ``nohup lnetgen generate ...`` keeps running when the session drops."""
     import signal
     import threading
 
     def terminated(signum: int, _frame: object) -> None:
         raise Terminated(128 + signum)
 
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, terminated)
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, terminated)
 
 
 def tell_notes(exc: BaseException | None) -> None:
@@ -165,7 +170,7 @@ def tell_notes(exc: BaseException | None) -> None:
 
 @contextmanager
 def noted_interruption(note: Callable[[], str]) -> Iterator[None]:
-    """A block whose interruption (Ctrl-C, SIGTERM) leaves with the note ``note()`` unless
+    """A block whose interruption (Ctrl-C, SIGTERM, SIGHUP) leaves with the note ``note()`` unless
     it has one already (``tell_notes``): ``generate`` says whether it stopped before or after
     it wrote --out."""
     try:
@@ -193,7 +198,7 @@ class Lnetgen(click.Group):
     ) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
         if args is None:  # the real command line, not a test's runner
-            _exit_cleanly_on_sigterm()
+            _exit_cleanly_on_stop()
             streams.guard_streams()
         try:
             try:
