@@ -55,8 +55,8 @@ memory (swappable).  Through a gateway tree a host that times out keeps its outp
 limit) to the end of the run: ClusterShell tells no handler when one host of a tree times out.
 
 **No orphans.**  Each command starts in a process group of its own.  When it is stopped early
-(its time-out, the output limit) or the run is interrupted (Ctrl-C, or SIGTERM, which the CLI
-turns into an exception), the whole group is killed.  ClusterShell kills only the process it
+(its time-out, the output limit) or the run is interrupted (Ctrl-C, or SIGTERM or SIGHUP, which
+the CLI turns into an exception), the whole group is killed.  ClusterShell kills only the process it
 started (``ssh``, or ``/bin/sh -c COMMAND`` with ``local``), by its process id; the run's
 exception had already made it do so on the way out of ``task.run()``, so a later
 ``task.abort(kill=True)`` found no client left to stop, and what that process had started (the

@@ -25,8 +25,9 @@ import signal
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-#: The signals that interrupt a run (Ctrl-C, and SIGTERM, which the CLI turns into an exception).
-STOPS = {signal.SIGINT, signal.SIGTERM}
+#: The signals that interrupt a run (Ctrl-C, and SIGTERM and SIGHUP, which the CLI turns into an
+#: exception).
+STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 #: What ClusterShell's exec worker replaces after a ``%`` (or in ``%{...}``): the host (``h``,
@@ -79,7 +80,7 @@ def in_own_group(mask: Iterable[int]) -> None:
 
 
 def kill_running(procs: dict[int, Any]) -> None:
-    """Kill the group of every command not yet reaped, SIGINT and SIGTERM held back meanwhile
+    """Kill the group of every command not yet reaped, ``STOPS`` held back meanwhile
     (a second Ctrl-C would otherwise stop the loop half way)."""
     held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
     try:

@@ -186,8 +186,9 @@ def _kill(pids: list[int]) -> None:
         (signal.SIGTERM, False, 143),  # kill PID
         (signal.SIGINT, False, 130),  # kill -INT PID
         (signal.SIGINT, True, 130),  # Ctrl-C: the terminal signals the whole foreground group
+        (signal.SIGHUP, True, 129),  # the ssh session drops: the same group gets a hang-up
     ],
-    ids=["sigterm", "sigint", "ctrl-c"],
+    ids=["sigterm", "sigint", "ctrl-c", "hang-up"],
 )
 def test_an_interrupted_collect_kills_its_commands(
     tmp_path: Path, sig: signal.Signals, to_group: bool, code: int
@@ -199,6 +200,7 @@ def test_an_interrupted_collect_kills_its_commands(
     hosts = ["h1", "h2", "h3"]
     # SIGINT as a shell's foreground job gets it, whatever this test runner's disposition is
     start = "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    start += "signal.signal(signal.SIGHUP, signal.SIG_DFL)\n"  # not ignored, as under nohup
     start += "from lnetgen.cli import main; main()"
     argv = ["collect", "h[1-3]", "--out", str(tmp_path / "live"), "--exec", "--timeout", "600"]
     argv += ["--command", SLEEPER.format(d=pid_dir)]

@@ -198,6 +198,7 @@ def test_an_interruption_before_a_new_output_exists_says_it_was_not_created(
 
 _CLI = """
 import signal, sys
+signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as in a terminal, whatever runs the tests
 import lnetgen.write  # its modules hold the real snap_of: only the discard is hooked
 from lnetgen import leftovers
 phase, sig = sys.argv[1], getattr(signal, sys.argv[2])
@@ -261,7 +262,7 @@ def test_nohup_keeps_a_generate_running_through_a_hang_up(
     out = tmp_path / "out"
     write_output(generate(DEMO, "groups"), str(out))
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    ignored = "import signal; signal.signal(signal.SIGHUP, signal.SIG_IGN)\n" + _CLI
+    ignored = _CLI.replace("signal.SIG_DFL)", "signal.SIG_IGN)", 1)
     cmd = [sys.executable, "-c", ignored, "discard", "SIGHUP", "generate", DEMO]
     run = subprocess.run(
         [*cmd, "-s", "round-robin", "-o", str(out), "-q"],
