@@ -84,7 +84,7 @@ def test_single_report_shows_the_dragonfly_split_analyze_prints() -> None:
 
 
 def test_compare_report_shows_every_layouts_split() -> None:
-    """Per layout, the figures of ``lnetgen compare`` (writes) and of ``analyze`` (both
+    """Per layout, the figures of ``lnetgen compare`` and of ``analyze`` (both
     directions); nearest-neighbor keeps half the writes off the global links, the others not."""
     rep = slingshot_report(True)
     html = report.render_html(rep)
@@ -94,14 +94,18 @@ def test_compare_report_shows_every_layouts_split() -> None:
     assert len(rows) == 2 * len(strategy_names())
     res = CliRunner().invoke(main, ["compare", SLINGSHOT])
     assert res.exit_code in (0, 1), res.output
-    table = res.output.split("dragonfly writes", 1)[1].splitlines()[1:]
-    compared = {ln.split()[0]: ln.split()[1:] for ln in table if ln.split()[0] in strategy_names()}
-    assert set(compared) == set(strategy_names())
-    for name, cells in compared.items():
+    table = res.output.split("\ndragonfly ", 1)[1].splitlines()[1:]
+    compared = {
+        (ln.split()[0], ln.split()[1]): ln.split()[2:]
+        for ln in table
+        if ln.split() and ln.split()[0] in strategy_names()
+    }
+    assert len(compared) == 2 * len(strategy_names())
+    for (name, way), cells in compared.items():
         sw, grp, glob = (f"{cells[i]} %" for i in (0, 2, 4))
         pair, flows = cells[6], cells[7]
-        w = rows[(name, "writes (client -> router)")]
-        assert w[2:] == (sw, grp, glob, f"{pair}: {flows} flows"), name
+        label = "writes (client -> router)" if way == "writes" else "reads (router -> client)"
+        assert rows[(name, label)][2:] == (sw, grp, glob, f"{pair}: {flows} flows"), name
     for row in analyze_rows("nearest-neighbor"):
         assert rows[row[:2]] == row
     globals_ = {n: rows[(n, "writes (client -> router)")][4] for n in strategy_names()}

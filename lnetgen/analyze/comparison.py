@@ -79,8 +79,10 @@ class CompareRow:
     opensm: str = ""  # the fabrics whose OpenSM routes the predictions follow
     # with ``since``: the churn from the older inventory's plan (lnetgen.analyze.churn)
     churn: Churn | None = None
-    # on a dragonfly client side: where the write flows go (lnetgen.traffic.dragonfly)
+    # on a dragonfly client side: where the write flows go (lnetgen.traffic.dragonfly), and
+    # the read flows (from the routers the servers' route tables pick: they may differ)
     dragonfly: GroupFlows | None = None
+    dragonfly_reads: GroupFlows | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -218,6 +220,7 @@ def compare(
             kw["churn"] = churn(old, plan)
         if a.dragonfly is not None:
             kw["dragonfly"] = a.dragonfly.writes
+            kw["dragonfly_reads"] = a.dragonfly.reads
         rows.append(
             CompareRow(
                 name,

@@ -267,21 +267,28 @@ def format_compare(rows: list[CompareRow], rates: Rates | None = None) -> list[s
 
 
 def _dragonfly_lines(rows: list[CompareRow]) -> list[str]:
-    """The dragonfly table: where each layout's client -> router write flows go."""
-    dfly = [(r.strategy, r.dragonfly) for r in rows if r.dragonfly is not None]
+    """The dragonfly table: where each layout's client -> router write flows and router ->
+    client read flows go (reads come back through the routers the servers pick)."""
+    dfly = [(r.strategy, r.dragonfly, r.dragonfly_reads) for r in rows if r.dragonfly is not None]
     if not dfly:
         return []
-    head = f"{'dragonfly writes':<17} {'switch':>7} {'group':>7} {'global':>7}"
+    head = f"{'dragonfly':<17} {'flows':<6} {'switch':>7} {'group':>7} {'global':>7}"
     out = ["", head + "  busiest pair of groups"]
-    for name, g in dfly:
-        share = [
-            x / g.flows if g.flows else 0.0 for x in (g.same_switch, g.same_group, g.cross_group)
-        ]
-        busiest = f"{g.busiest} {g.busiest_flows:.1f} flows" if g.busiest else "none"
-        out.append(f"{name:<17} " + " ".join(f"{pct(x):>7}" for x in share) + f"  {busiest}")
+    for name, writes, reads in dfly:
+        for label, g in (("writes", writes), ("reads", reads)):
+            if g is None:
+                continue
+            share = [
+                x / g.flows if g.flows else 0.0
+                for x in (g.same_switch, g.same_group, g.cross_group)
+            ]
+            busiest = f"{g.busiest} {g.busiest_flows:.1f} flows" if g.busiest else "none"
+            cells = " ".join(f"{pct(x):>7}" for x in share)
+            out.append(f"{name:<17} {label:<6} {cells}  {busiest}")
     out.append(
-        "switch/group/global: client -> router write flows on the client's switch, over a local "
-        "link of its group, across a global link (minimal routes)"
+        "switch/group/global: write flows (client -> router) and read flows (router -> client) "
+        "on the client's switch, over a local link of its group, across a global link (minimal "
+        "routes)"
     )
     return out
 
