@@ -79,6 +79,20 @@ def test_missing_hosts_say_why_collect_failed(tmp_path: Path) -> None:
     assert "nid00005:" not in r.stdout and "rtr05" not in r.stdout and "login01" not in r.stdout
 
 
+def test_plan_changes_says_why_the_hosts_it_skips_have_no_plan(tmp_path: Path) -> None:
+    """``--plan-changes`` listed the hosts it could not plan without collect's reasons."""
+    live = collect_dir(tmp_path, FAILED)
+    r = run("diff", str(DEMO), "--live", str(live), "--hosts", SCOPE, "--plan-changes")
+    assert r.exit_code == 1, r.output
+    lines = r.stdout.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("# not planned"))
+    assert lines[at + 1 :] == [
+        f"# nid[00001-00003]: lnetgen collect failed: {NO_ROUTE.format(h=HOST_MARK)}",
+        f"# nid00004: lnetgen collect failed: {NO_LNETCTL}",
+        "# rtr01: lnetgen collect failed: exit status 255: show:",
+    ], lines[at:]
+
+
 def test_json_lists_the_reasons_in_order(tmp_path: Path) -> None:
     live = collect_dir(tmp_path, FAILED)
     r = run("diff", str(DEMO), "--live", str(live), "--hosts", SCOPE, "--format", "json")

@@ -172,6 +172,7 @@ def format_steps(steps: list[Step], result: DiffResult) -> str:
     if skipped:
         out.append("")
         out.append(f"# not planned (no usable live state): {'; '.join(skipped)}")
+        out.extend(f"# {line.strip()}" for line in _reason_lines(result))
     return "\n".join(printable(line) for line in out) + "\n"
 
 
