@@ -14,7 +14,7 @@ from lnetgen.drysolve import dry_solve, locate
 from lnetgen.emit import DEFAULT_FORMATS, REGISTRY, Context, OutFile, lustre
 from lnetgen.emit.base import FileRecord
 from lnetgen.emit.readme import readme
-from lnetgen.inventory import check_source, load_site
+from lnetgen.inventory import acknowledge, check_source, load_site
 from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.planfile import read_plan, stale_plan
@@ -261,7 +261,13 @@ class Generated:
                     yield self._keep(f)
             except InputError as exc:
                 raise InputError([self._locate(d) for d in exc.diagnostics]) from None
-            self.warnings.extend(self._locate(d) for d in ctx.warnings)
+            # what the inventory acknowledges is not repeated (validate lists it)
+            accepted = acknowledge.codes(self.source) if self.source is not None else frozenset()
+            self.warnings.extend(
+                self._locate(d)
+                for d in ctx.warnings
+                if d.severity != "warning" or d.code not in accepted
+            )
             symmetric = ctx._symmetric
             if not count:
                 self.skipped[fmt] = "; ".join(w.message for w in ctx.warnings) or "nothing to emit"

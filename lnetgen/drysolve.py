@@ -16,7 +16,8 @@ import re
 
 from lnetgen.diagnostics import Diagnostic, InputError, errors, json_path
 from lnetgen.emit.findings import plan_findings
-from lnetgen.inventory import check_source, check_source_acknowledged
+from lnetgen.inventory import acknowledge, check_source, check_source_acknowledged
+from lnetgen.inventory.load import WARNINGS
 from lnetgen.model import Site
 from lnetgen.solve import net_names_for, solve
 from lnetgen.strategies import REGISTRY, SolveError
@@ -49,7 +50,8 @@ def dry_solve_source(src: Source) -> tuple[Site | None, list[Diagnostic]]:
     saying that it applies or why not.  Never raises for a user mistake.
     """
     site, diags = check_source(src)
-    return _dry_solve_checked(src, site, diags)
+    solved, out, _acked = _dry_solve_checked(src, site, diags)
+    return solved, out
 
 
 def dry_solve_acknowledged(
@@ -62,16 +64,19 @@ def dry_solve_acknowledged(
     except InputError as exc:
         return None, exc.diagnostics, []
     site, kept, acked = check_source_acknowledged(src)
-    solved, diags = _dry_solve_checked(src, site, kept)
-    return solved, diags, acked
+    solved, diags, acked_plan = _dry_solve_checked(src, site, kept)
+    return solved, diags, sorted(acked + acked_plan)
 
 
 def _dry_solve_checked(
     src: Source, site: Site | None, diags: list[Diagnostic]
-) -> tuple[Site | None, list[Diagnostic]]:
-    """The dry solve of an inventory already checked into ``site`` and ``diags``."""
+) -> tuple[Site | None, list[Diagnostic], list[Diagnostic]]:
+    """The dry solve of an inventory already checked into ``site`` and ``diags``; the third
+    item: the plan's warnings its ``acknowledge:`` entries accept (set apart, as the checks'
+    are by ``check_source_acknowledged``)."""
+    acked: list[Diagnostic] = []
     if site is None or errors(diags):
-        return None, diags
+        return None, diags, acked
     default = site.strategy.default
     out = list(diags)
     solved: Site | None = site
@@ -82,6 +87,7 @@ def _dry_solve_checked(
         solved = None
     else:
         found = [locate(src, site, d) for d in plan_findings(site, plan)]
+        found, acked = acknowledge.split(src, found, WARNINGS, only=acknowledge.PLAN_WARNINGS)
         out += found
         if errors(found):
             solved = None
@@ -104,7 +110,7 @@ def _dry_solve_checked(
         else:
             msg = f"strategy {name} also applies (--strategy {name})"
         out.append(_at(src, where, APPLIES, msg))
-    return solved, sorted(out)
+    return solved, sorted(out), acked
 
 
 def locate(src: Source, site: Site, d: Diagnostic) -> Diagnostic:

@@ -19,7 +19,7 @@ from conftest import CASES, ROOT
 from lnetgen import routestr
 from lnetgen.api import generate
 from lnetgen.diagnostics import Diagnostic, InputError
-from lnetgen.drysolve import dry_solve
+from lnetgen.drysolve import dry_solve, dry_solve_acknowledged
 from lnetgen.emit import ansible
 
 DEMO = str(ROOT / "sites" / "demo.yaml")
@@ -113,3 +113,37 @@ def test_advise_routers_on_a_dragonfly_says_what_the_site_lacks() -> None:
     assert "error[E-USAGE] SITE: advise routers needs a torus client side" in r.output
     assert "is a dragonfly (topology.kind: dragonfly)" in r.output
     assert "routers[].dragonfly" in r.output and "lnetgen analyze SITE" in r.output
+
+
+def test_the_plans_modprobe_warnings_can_be_acknowledged(
+    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A site that deploys the lnetctl YAML on purpose (Spider's 4 KB routes, an IPv6 gateway)
+    could not accept W-MODPROBE-SKIPPED and W-ANSIBLE-NO-MODPROBE: ``acknowledge:`` refused
+    them (E-ACK-CODE) and validate and generate gave them on every run.  Acknowledged, validate
+    lists them as such and generate no longer repeats them; an acknowledgement the plan does not
+    bear out is said to be unused, as any other."""
+    text = (CASES / "valid" / "ipv6-clients" / "site.yaml").read_text()
+    ack = (
+        "\nacknowledge:\n"
+        "  - {code: W-MODPROBE-SKIPPED, reason: we deploy /etc/lnet.conf}\n"
+        "  - {code: W-ANSIBLE-NO-MODPROBE, reason: the lnet role writes /etc/lnet.conf}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    with open("site.yaml", "w", encoding="utf-8") as f:
+        f.write(text + ack)
+    site, found, acked = dry_solve_acknowledged("site.yaml")
+    assert site is not None
+    plan_codes = {"W-MODPROBE-SKIPPED", "W-ANSIBLE-NO-MODPROBE", "W-ACK-UNUSED"}
+    assert not [d for d in found if d.code in plan_codes], [d.format() for d in found]
+    assert _at(acked, "W-MODPROBE-SKIPPED") == [("$.routers[0].client", 26)]
+    assert _at(acked, "W-ANSIBLE-NO-MODPROBE") == [("$.routers[0].client", 26)]
+    assert not [d for d in _generated("site.yaml") if d.code in plan_codes]
+    # the same entries on a site whose plan writes its modprobe files: unused
+    demo = (ROOT / "sites" / "demo.yaml").read_text()
+    with open("demo.yaml", "w", encoding="utf-8") as f:
+        f.write(demo + ack)
+    _site, found, acked = dry_solve_acknowledged("demo.yaml")
+    assert acked == []
+    unused = [d.message for d in found if d.code == "W-ACK-UNUSED"]
+    assert sorted(m.split()[0] for m in unused) == ["W-ANSIBLE-NO-MODPROBE", "W-MODPROBE-SKIPPED"]

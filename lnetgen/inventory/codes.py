@@ -156,8 +156,9 @@ CODES: dict[str, str] = {
 }
 
 #: Codes given on the default strategy's plan (``lnetgen validate``'s dry solve, ``generate``),
-#: not by the inventory check: ``acknowledge:`` cannot name them, and unit tests show them
-#: (tests/test_journey_emit.py) instead of a case under tests/cases/invalid/.
+#: not by the inventory check: unit tests show them (tests/test_journey_emit.py) instead of a
+#: case under tests/cases/invalid/; ``acknowledge:`` can name the warnings among them
+#: (``lnetgen.inventory.acknowledge.PLAN_WARNINGS``).
 SOLVED_CODES = frozenset(
     {
         "W-MODPROBE-SKIPPED",

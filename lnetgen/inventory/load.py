@@ -26,7 +26,7 @@ from lnetgen.yamlsrc import Source, load_file
 WARNINGS = frozenset(
     c for c in CODES if c.startswith("W-") and c != "W-ACK-UNUSED" and c not in SOLVED_CODES
 )
-WARNINGS |= acknowledge.OTHER_WARNINGS
+WARNINGS |= acknowledge.OTHER_WARNINGS | acknowledge.PLAN_WARNINGS
 
 
 def check_source(src: Source) -> tuple[Site | None, list[Diagnostic]]:
@@ -41,7 +41,7 @@ def check_source_acknowledged(
 ) -> tuple[Site | None, list[Diagnostic], list[Diagnostic]]:
     """``check_source``, plus the warnings its ``acknowledge:`` entries accept."""
     site, diags = _check_source(src)
-    kept, acked = acknowledge.split(src, diags, WARNINGS)
+    kept, acked = acknowledge.split(src, diags, WARNINGS, unjudged=acknowledge.PLAN_WARNINGS)
     if errors(kept):
         site = None
     return site, kept, acked
