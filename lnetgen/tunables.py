@@ -39,6 +39,9 @@ class Tunable:
     module: str  # modprobe parameter ("" when none); per-NI ones go to the LND module
     per_ni: bool = False
     router_only: bool = False
+    #: the first Lustre release whose kernel has it, and the change that added it; an older
+    #: kernel ignores the module option and an older lnetctl the key: the setting is lost
+    since: tuple[tuple[int, ...], str] | None = None
 
 
 TUNABLES: tuple[Tunable, ...] = (
@@ -157,6 +160,7 @@ TUNABLES: tuple[Tunable, ...] = (
         1,
         ("global", "drop_asym_route"),
         "lnet_drop_asym_route",
+        since=((2, 12, 1), "lustre-release tag v2_12_1; absent from v2_12_0"),
     ),
     # LNet health (lnet/lnet/api-ni.c; lnetctl import's global: and ``lnetctl set`` take the
     # same names, lnet/utils/lnetctl.c).  Left out: recovery_interval and router_sensitivity,
@@ -180,6 +184,7 @@ TUNABLES: tuple[Tunable, ...] = (
         3,
         ("global", "response_tracking"),
         "lnet_response_tracking",
+        since=((2, 14), "lustre-release tag v2_14_0; development tag v2_13_56"),
     ),
     Tunable(
         "recovery_limit",
@@ -190,6 +195,7 @@ TUNABLES: tuple[Tunable, ...] = (
         INT_MAX,
         ("global", "recovery_limit"),
         "lnet_recovery_limit",
+        since=((2, 14), "lustre-release tag v2_14_0; development tag v2_13_57"),
     ),
     Tunable(
         "max_recovery_ping_interval",
@@ -199,6 +205,7 @@ TUNABLES: tuple[Tunable, ...] = (
         INT_MAX,
         ("global", "max_recovery_ping_interval"),
         "lnet_max_recovery_ping_interval",
+        since=((2, 16), "LU-14979, lustre-release tag v2_16_0; not in v2_15_6 or v2_15_8"),
     ),
 )
 BY_NAME = {t.name: t for t in TUNABLES}
@@ -426,7 +433,8 @@ def symmetric(plan: Plan) -> bool:
 
 def host_settings(site: Site, role: str, nets: Iterable[str], sym: bool) -> HostSettings:
     """The settings of a host of ``role`` on ``nets``: the inventory's (site-wide, then the
-    role's override), per-NI ones for each of its LNDs; ``drop_asym_route`` when ``sym``;
+    role's override), per-NI ones for each of its LNDs; ``drop_asym_route`` when ``sym`` (and
+    the role's release has it);
     ``retry_count: 0`` with ``health_sensitivity: 0`` (what the kernel then runs)."""
     lnds = tuple(dict.fromkeys(_lnd(n) for n in nets))
     chosen = site.tunables.get(role, {}) if site.tunables else {}
@@ -444,8 +452,10 @@ def host_settings(site: Site, role: str, nets: Iterable[str], sym: bool) -> Host
         # the kernel sets retry_count to 0 when health is turned off (sensitivity_set()):
         # written, so that the files say what runs and diff does not see a changed count
         values.setdefault("retry_count", 0)
-    if sym:
-        values["drop_asym_route"] = 1
+    release = site.lustre.of(role)
+    since = BY_NAME["drop_asym_route"].since
+    if sym and (release is None or since is None or release >= since[0]):
+        values["drop_asym_route"] = 1  # not for a release whose kernel lacks it (2.12.0)
     return HostSettings(values, lnds)
 
 

@@ -81,8 +81,8 @@ def build_site(ctx: Context) -> Site | None:
         "router": {n.lnd for n in routers.nets} | {params.storage_lnd},
         "server": {params.storage_lnd},
     }
-    tunables = check_tunables(ctx, o2ib, lnds)
     lustre = check_release(ctx)
+    tunables = check_tunables(ctx, o2ib, lnds, lustre)
     check_ipv6(ctx, params.storage_lnd, lustre)
     check_client_ipv6(ctx, lustre)
     rates = check_rates(ctx, topo.torus is not None, topo.dragonfly is not None)

@@ -55,6 +55,9 @@ CODES: dict[str, str] = {
     "below transaction_timeout, peer_credits above credits or outside o2iblnd's clamp, credits "
     "or peer_credits above 65,535 on a kfi NI), or router buffers for a role that does not "
     "forward",
+    "E-TUNABLE-RELEASE": (
+        "a tunable set for a role whose stated Lustre release predates it (ignored there)"
+    ),
     "E-OPENSM": "a fabric's recorded OpenSM settings name a guid file lnetgen cannot write there",
     "E-ATTACH-SWITCH": "an attachment names a switch that is not defined",
     "E-ATTACH-FABRIC": "a host is attached to a fabric of the wrong role",

@@ -10,6 +10,12 @@ o2iblnd's clamp on a site with o2ib nets, ``credits`` and ``peer_credits`` at mo
 role with a kfi NI; router buffers only for routers.  Reports E-TUNABLE.  Adds
 ``Site.tunables`` (role -> name -> value, the override merged in).
 
+Decision (releases): a tunable set for a role whose stated Lustre release (``lustre:``) predates
+it (``Tunable.since``: ``max_recovery_ping_interval`` arrived in 2.16, ``response_tracking`` and
+``recovery_limit`` in 2.14) is ``E-TUNABLE-RELEASE``: that kernel ignores the module option
+("unknown parameter") and that lnetctl the key, so the setting would be lost without a word.
+With no release stated nothing is assumed.
+
 Decision (kfi): kfilnd refuses to start an NI whose ``credits`` or ``peer_credits`` exceed
 KFILND_EP_KEY_MAX (``kfilnd_modparams.c``: "Credits cannot exceed 65535", -EINVAL), both as
 module options and in ``lnetctl import``; an administrator expects the inventory to be refused
@@ -23,6 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from lnetgen.inventory.context import Context
+from lnetgen.target import NO_TARGETS, Targets, show
 from lnetgen.tunables import (
     BY_NAME,
     DEFAULT_RETRY_COUNT,
@@ -37,10 +44,14 @@ ROLES = ("client", "router", "server")
 
 
 def check_tunables(
-    ctx: Context, o2ib: bool, lnds: dict[str, set[str]] | None = None
+    ctx: Context,
+    o2ib: bool,
+    lnds: dict[str, set[str]] | None = None,
+    releases: Targets = NO_TARGETS,
 ) -> dict[str, dict[str, int]]:
     """role -> settings; ``o2ib``: the site has o2ib NIs (o2iblnd clamps peer_credits);
-    ``lnds``: role -> the LNDs of its NIs (each LND's own limits, :data:`LND_CREDITS`)."""
+    ``lnds``: role -> the LNDs of its NIs (each LND's own limits, :data:`LND_CREDITS`);
+    ``releases``: the Lustre release of each role, when the inventory states it."""
     spec: dict[str, Any] = ctx.data.get("tunables") or {}
     if not spec:
         return {}
@@ -48,6 +59,7 @@ def check_tunables(
     out: dict[str, dict[str, int]] = {}
     roles = spec.get("roles") or {}
     seen: set[tuple[Path, str]] = set()  # a site-wide value wrong for every role: once
+    late: dict[tuple[Path, str], list[str]] = {}  # (place, name) -> roles too old for it
     for role in ROLES:
         over = {k: int(v) for k, v in (roles.get(role) or {}).items() if k in SETTABLE}
         for name in over:
@@ -64,8 +76,10 @@ def check_tunables(
             where[k] = ("tunables", "roles", role, k) if k in over else ("tunables", k)
         _relations(_Once(ctx, seen), merged, where, role, o2ib)
         _lnd_limits(_Once(ctx, seen), merged, where, role, (lnds or {}).get(role, set()))
+        _release(late, merged, where, role, releases)
         if merged:
             out[role] = merged
+    _report_late(ctx, late, releases)
     return out
 
 
@@ -120,6 +134,44 @@ def _relations(
                 f"{role}: peer_credits {pc} is outside {lo}-{hi}, which o2iblnd clamps it to "
                 "(lnet/klnds/o2iblnd/o2iblnd_modparams.c); another value would run",
             )
+
+
+def _release(
+    late: dict[tuple[Path, str], list[str]],
+    v: dict[str, int],
+    where: dict[str, Path],
+    role: str,
+    releases: Targets,
+) -> None:
+    """Collect in ``late`` each tunable the role's release predates (``Tunable.since``): the
+    roles by (place, name), reported once per place by ``_report_late``."""
+    have = releases.of(role)
+    if have is None:
+        return
+    for name in v:
+        since = BY_NAME[name].since
+        if since is not None and have < since[0]:
+            late.setdefault((where[name], name), []).append(role)
+
+
+def _report_late(ctx: Context, late: dict[tuple[Path, str], list[str]], releases: Targets) -> None:
+    for (path, name), roles in late.items():
+        since = BY_NAME[name].since
+        assert since is not None
+        by: dict[str, list[str]] = {}  # release -> its roles, in role order
+        for role in roles:
+            v = releases.of(role)
+            if v is not None:
+                by.setdefault(show(v), []).append(role + "s")
+        runs = ", ".join(f"{' and '.join(names)} run {v}" for v, names in by.items())
+        ctx.err(
+            path,
+            "E-TUNABLE-RELEASE",
+            f"{name} arrived in Lustre {show(since[0])} ({since[1]}), and {runs}: their kernel "
+            "and lnetctl would ignore it",
+            hint="set it only for the roles that run a release that has it (tunables.roles), "
+            "or state the release they run",
+        )
 
 
 def _lnd_limits(
