@@ -32,7 +32,17 @@ CODES: dict[str, tuple[Severity, str]] = {
         "a UDSP router rule prefers gateways for a net that no route of the host goes through "
         "(the rule does nothing)",
     ),
-    "V-ROUTE-LOCAL": ("warning", "a route to a net the sender is on (LNet ignores it)"),
+    "V-ROUTE-LOCAL": (
+        "error",
+        "a route to a net the sender is on (the kernel refuses it: router.c lnet_add_route() "
+        "returns -EEXIST, and lnetctl import reports the entry failed)",
+    ),
+    "V-TUNABLE": (
+        "error",
+        "a tunable the kernel would refuse or run as another value (out of range, retry_count "
+        "not below transaction_timeout or with health off, peer_credits above credits or "
+        "outside o2iblnd's clamp, credits above what kfilnd accepts)",
+    ),
     "V-ASYMMETRIC": (
         "error",
         "the two ends of a routed pair use different routers: with drop_asym_route the "

@@ -8,6 +8,7 @@ import os
 from lnetgen import nodes
 from lnetgen.diagnostics import Diagnostic, InputError, UsageError
 from lnetgen.progress import NO_PROGRESS, Progress
+from lnetgen.verify.accept import check_tunables
 from lnetgen.verify.declared import DeclaredChecker
 from lnetgen.verify.findings import Collector, VerifyResult
 from lnetgen.verify.locate import Locator
@@ -108,6 +109,7 @@ def verify(
     else:
         loc = Locator(str(out_dir))
     proofs = _proofs(world, m, out, loc, progress)
+    check_tunables(world, out, loc)
     result = VerifyResult(live if live is not None else str(out_dir), mpath)
     result.counts = {p.fs.name: p.counts for p in proofs}
     result.findings = out.sorted()
