@@ -1,6 +1,7 @@
 """A torus client side: where each client sits, by rule or from a coordinates CSV file.
 
-Reads ``topology.coordinates``: a numbering rule (``order``, ``skip_routers``) or ``csv``, a file
+Reads ``topology.coordinates``: a numbering rule (``order``, ``skip_routers``, ``reserved``) or
+``csv``, a file
 of ``node,x,y,z`` rows below the inventory's directory (its bytes join the site digest).
 Reports E-TORUS-FULL (positions holding more than ``nodes_per_chip`` nodes, clients that do not
 fit), E-TORUS-CSV, E-TORUS-COORD (a CSV row outside the torus), E-PATH and W-SLOT-CLIENTS (a
@@ -16,6 +17,13 @@ the linear rule and ``skip_routers: true`` the rule lays clients around the rout
 are, so a slot inside the clients' range holds clients on paper: moving a router there re-lays
 every client numbered between its old and new position by one slot (``Layout.relays``), which
 ``lnetgen advise routers`` says with its advice (``linear_chips`` recomputes the layout).
+
+Retiring a router under that rule is the same move: its slot would go to the next client and
+every client numbered after it would shift by one slot -- on paper only, since no compute node
+moves when a router blade is retired -- so nearest-neighbor would re-solve the whole machine on
+wrong positions.  ``reserved`` (node slots, one per entry, on the linear rule) keeps such a
+slot: the retired router's ``coords`` move there and nothing else shifts.  A reserved slot is
+never a client's, whatever ``skip_routers`` says, and counts toward its chip's nodes.
 """
 
 from __future__ import annotations
@@ -49,6 +57,9 @@ class Layout:
     csv: bool
     order: str = "xyz"  # the linear rule's: xyz (x fastest) or zyx
     skip_routers: bool = True
+    #: the linear rule's ``reserved`` node slots, one per entry (a retired router's blade,
+    #: a service node): never a client's, whatever ``skip_routers`` says
+    reserved: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def relays(self) -> bool:
@@ -62,7 +73,10 @@ def layout_of(topology: Mapping[str, Any]) -> Layout:
     spec = topology.get("coordinates", {"rule": "linear"})
     if "csv" in spec:
         return Layout(True)
-    return Layout(False, spec.get("order", "xyz"), spec.get("skip_routers", True))
+    reserved = tuple(
+        (int(c[0]), int(c[1]), int(c[2])) for c in spec.get("reserved", ()) if len(c) == 3
+    )
+    return Layout(False, spec.get("order", "xyz"), spec.get("skip_routers", True), reserved)
 
 
 def linear_chips(
@@ -80,16 +94,17 @@ def linear_chips(
     X, Y, Z = dims
     npc = nodes_per_chip
     taken: dict[int, int] = {}
-    for x, y, z in routers:
+    skip = layout.skip_routers
+    blocking = [*(routers if skip else ()), *layout.reserved]
+    for x, y, z in blocking:
         key = x + X * (y + Y * z)
         taken[key] = taken.get(key, 0) + 1
-    skip = layout.skip_routers
     # enough chips in numbering order for every client even if each router blocks one
-    want = min(X * Y * Z, -(-n // npc) + (len(routers) if skip else 0) + 1)
+    want = min(X * Y * Z, -(-n // npc) + len(blocking) + 1)
     k = np.arange(want, dtype=np.int64)
     # zyx: z fastest, then y, then x
     flat = (k // (Z * Y)) + X * (((k // Z) % Y) + Y * (k % Z)) if layout.order == "zyx" else k
-    if skip and taken:
+    if taken:
         blocked = np.array([taken.get(int(c), 0) for c in flat], dtype=np.int64)
         cap = np.clip(npc - blocked, 0, None)
     else:
@@ -121,6 +136,16 @@ def torus_coords(
     path: Path = ("topology", "coordinates")
     full_at: Path = path if "coordinates" in topo else ("topology",)
     n = len(names)
+    for i, c in enumerate(spec.get("reserved", ()) if "csv" not in spec else ()):
+        if any(v >= d for v, d in zip(c, torus.dims, strict=True)):
+            ctx.err(
+                (*path, "reserved", i),
+                "E-TORUS-COORD",
+                f"reserved slot {list(c)} is outside the {X}x{Y}x{Z} torus",
+            )
+            return None
+        key = c[0] + X * (c[1] + Y * c[2])
+        taken[key] = taken.get(key, 0) + 1  # counts toward its chip's nodes, as a router does
     if "csv" in spec:
         got = _coords_csv(ctx, spec["csv"], names, torus.dims, (*path, "csv"))
         if got is None:
@@ -153,7 +178,7 @@ def torus_coords(
             full_at,
             "E-TORUS-FULL",
             f"{len(over)} torus position(s) hold more than {npc} node(s), e.g. {pos} "
-            f"holds {int(counts[used == c][0])} (clients and routers together)",
+            f"holds {int(counts[used == c][0])} (clients, routers and reserved slots together)",
         )
         for i, entry in ctx.items("routers"):
             if entry.get("coords") == pos:
