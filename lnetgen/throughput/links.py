@@ -161,9 +161,15 @@ def port_caps(site: Site, names: Sequence[str]) -> FloatArray:
 
 
 def uplink_caps(site: Site, labels: Sequence[str]) -> FloatArray:
-    """Each leaf's (``switch/leaf``) uplinks pooled: their count times the switch's
-    ``uplink`` rate; ``inf`` for a TOR (no uplinks: a core lnetgen does not know) or an unknown
-    rate."""
+    """Each leaf's (``switch/leaf``, or a TOR's ``switch``) uplinks pooled: their count times
+    the switch's ``uplink`` rate; ``inf`` for an unknown rate or a leaf without uplinks.
+
+    A TOR's ``uplinks`` (docs/inventory.md: "give them when the TOR is cabled to a core") are
+    its uplinks, as a director leaf's are -- counted as the fabric analysis counts them
+    (``lnetgen.analyze.fabric``, "busiest uplink ... (tor1)").  A leaf or TOR with no uplinks
+    in the inventory has no cable for traffic to another switch: it is not given a capacity
+    here (none is known), and ``problem`` reports such a crossing as not modelled
+    (``_Built.unmodelled``) instead of letting it pass silently."""
     out = np.full(len(labels), np.inf)
     for i, label in enumerate(labels):
         r = site.switch_rate("uplink", label.partition("/")[0])
@@ -174,8 +180,30 @@ def uplink_caps(site: Site, labels: Sequence[str]) -> FloatArray:
 
 
 def leaf_uplinks(site: Site, label: str) -> int:
-    """The uplink count of the leaf ``switch/leaf`` (0 for a TOR or an unknown leaf)."""
+    """The uplink count of the leaf ``switch/leaf`` or of the TOR ``switch`` (whose one leaf
+    is named ''); 0 for an unknown switch or leaf."""
     switch, _, leaf = label.partition("/")
     sw = site.switch(switch)
-    lf = sw.leaf(leaf) if sw is not None and leaf else None
+    lf = sw.leaf(leaf) if sw is not None else None
     return lf.uplinks if lf is not None else 0
+
+
+def io_ports(ix: PlanIndex, op: str, sub_router: IntArray, add: Add, rate: float) -> None:
+    """Each IO node's (router's) own compute-fabric port on a fat-tree client side, as a
+    ``fabric link`` of ``rate`` times its compute ports (one: the inventory gives a router one
+    ``client`` port): every byte a rank moves through the IO node crosses it, whatever route
+    OpenSM takes to it.  Named as OpenSM's traced routes name that directed link
+    (``lnetgen.fabric.trace``): a write enters the IO node from its switch port
+    (``"cx1/L02 port 8"``), a read leaves through the IO node's own (``"io01 port"``), so a
+    prediction with routes and one without name the same link.  Used only without routes:
+    with them, the link is on every route."""
+    site = ix.site
+    attach = {r.name: r.client_attach for r in site.routers}
+    labels = []
+    for name in ix.routers:
+        at = attach.get(name)
+        if op == "write" and at is not None:
+            labels.append(f"{at.label()} port {at.port}")
+        else:
+            labels.append(f"{name} port")
+    add("fabric link", labels, np.full(len(labels), rate), sub_router)

@@ -3,7 +3,8 @@ the aggregate as IOR reports it.
 
 A write subflow goes client -> (torus links, dimension-order) -> router -> router's storage
 port -> [leaf uplinks -> leaf downlinks, when the router and the server sit on different leaf
-modules of a director] -> server port -> OSS -> OST; a read goes the other way, through the
+modules of a director or on different TORs: a TOR's ``uplinks`` are its leaf's] -> server port
+-> OSS -> OST; a read goes the other way, through the
 router the *server's* route table picks.  The router is each of the client's (server's)
 gateways at the best live priority, the rank's data shared equally among them (LNet
 round-robin).  Every component whose rate ``Site.rates`` gives is a resource of that capacity;
@@ -22,11 +23,21 @@ router's switches (one group) or the global links between their groups (``_drago
 With OpenSM's simulated routes (``lnetgen.throughput.fabric``) a fat-tree compute fabric's
 links are resources too (``fabric_routes``), and a crossing of the storage fabric takes the
 spine links its route names (``storage_routes``) instead of the modules' pooled uplinks.
+Without them, on a fat-tree client side each IO node's own compute port is still a ``fabric
+link`` (every byte through the IO node crosses it, whatever OpenSM routes), and the rest of
+the compute fabric is named in ``Prediction.unmodelled``: the figure is an upper bound.  So
+is a crossing out of a TOR or leaf the inventory gives no uplinks (no capacity is invented).
+
+A rank needs a route to its file system's MDS (both ways) as well as to its OSTs: without
+one it cannot open its file and hangs (``Prediction.unrouted``).  A rank whose path crosses
+no resource of known rate is counted as done at once (``Prediction.unbounded``): the others'
+figures stand, as an upper bound, instead of none.
 
 Not modelled (the reproduction table in docs/throughput.md says where it matters): without
-those routes, the compute fabric of a fat-tree client side and the storage fabric's spine
-choice (a leaf's uplinks are pooled); MDS traffic, Lustre client and server software limits,
-head-of-line blocking inside a switch, read-ahead and write-back caches.
+those routes, the compute fabric of a fat-tree client side beyond the IO nodes' ports and the
+storage fabric's spine choice (a leaf's uplinks are pooled); MDS traffic (only the route to
+the MDS), Lustre client and server software limits, head-of-line blocking inside a switch,
+read-ahead and write-back caches.
 """
 
 from __future__ import annotations
@@ -78,8 +89,9 @@ class Prediction:
     ``aggregate_mb_s``: IOR's figure, bytes / time of the slowest rank, ranks re-sharing what
     finished ranks free; ``steady_mb_s``: the sum of the ranks' rates while all run (what a
     stonewalled run reports); ``rank_*``: the spread of per-rank rates while all run;
-    ``unrouted``: the job's ranks with no live route to some OST of their file (a failure
-    took their gateways, or the servers of their OSTs).  Such a rank hangs, so the run never
+    ``unrouted``: the job's ranks with no live route to some OST of their file, or to an MDS
+    of their file system either way (a failure took their gateways, or the servers of their
+    OSTs, or the MDS's net: the rank cannot open its file).  Such a rank hangs, so the run never
     completes: IOR reports nothing, and ``aggregate_mb_s`` is 0, never the figure of the
     ranks that do run.  ``steady_mb_s`` and ``rank_*`` are then those of the ranks with a
     route (``ranks - unrouted``) running without the hung ones (None when none has one);
@@ -87,7 +99,19 @@ class Prediction:
     bound on the aggregate for the kinds every rank's data crosses whole -- injection, router,
     the ports, oss, ost -- not for the links only part of it crosses: fabric, local, global
     and spine links, leaf uplinks and downlinks); ``unknown``: kinds on the path whose
-    rate the site does not give.
+    rate the site does not give; ``unmodelled``: what the job's paths cross that the model
+    has no resource for, one phrase each (a TOR or leaf without uplinks that traffic leaves
+    by, the compute fabric of a fat tree whose OpenSM routes were not simulated).  Either
+    makes the figures upper bounds (``bound``).
+
+    ``unbounded``: the job's ranks whose path crosses no resource of known rate (on the
+    router's own chip with only ``torus_link`` given, say): nothing bounds them, so they
+    are counted as done at once.  The figures are then those the other ranks allow, an upper
+    bound: ``aggregate_mb_s`` is every rank's bytes over the slowest bounded rank's time
+    (what IOR would report were the unbounded ranks infinitely fast), ``steady_mb_s`` and
+    ``rank_*`` those of the bounded ranks; ``unbounded_nodes`` names the first few of their
+    nodes (at most :data:`UNBOUNDED_NAMES`).  With no bounded rank the figures are None
+    (n/a).
     """
 
     site: str
@@ -114,6 +138,28 @@ class Prediction:
     bound: bool = False
     sources: dict[str, tuple[str, ...]] = field(default_factory=dict)
     unrouted: int = 0
+    unmodelled: tuple[str, ...] = ()
+    unbounded: int = 0
+    unbounded_nodes: tuple[str, ...] = ()
+
+    @property
+    def why_bound(self) -> str:
+        """Why the figures are upper bounds, one phrase ("" when they are not): "no injection
+        rate; not modelled: ...; 1 of 3 ranks unbounded"."""
+        parts = [f"no {', '.join(self.unknown)} rate"] if self.unknown else []
+        if self.unmodelled:
+            parts.append(f"not modelled: {'; '.join(self.unmodelled)}")
+        if self.unbounded:
+            more = ", ..." if self.unbounded > len(self.unbounded_nodes) else ""
+            parts.append(
+                f"{self.unbounded} of {self.ranks} ranks cross no resource of known rate "
+                f"({', '.join(self.unbounded_nodes)}{more})"
+            )
+        return "; ".join(parts)
+
+
+#: Nodes of unbounded ranks a prediction names (``Prediction.unbounded_nodes``).
+UNBOUNDED_NAMES = 5
 
 
 def predict(
@@ -224,26 +270,35 @@ def solved(
     stranded = np.zeros(p.nranks, dtype=bool) if built.stranded is None else built.stranded
     unrouted = int(count[:njob][stranded[:njob]].sum())
     served = p.served & job & ~stranded
+    free = served & ~bounded  # nothing known bounds them: done at once
+    unbounded = int(count[free].sum())
+    free_nodes = tuple(
+        site.clients.names[i] for i in np.unique(built.node[free])[:UNBOUNDED_NAMES].tolist()
+    ) if built.node is not None else ()  # fmt: skip
     torus_note = _torus_note(site)
     unknown = tuple(k for k in KINDS if k in built.unknown)
     if site.torus is not None and site.rates.torus_link is None:
         unknown = ("torus link", *unknown)
     bounds = _bounds(p, built, njob) if bounds is None else bounds
     sources = _sources(site, p, built, njob) if sources is None else sources
-    if not served.any() or not bounded[served].all():
+    limited = served & bounded
+    if not limited.any():
         return Prediction(
             site.name, plan.strategy, spec.label(), spec.op, ranks, nodes,
             0.0 if unrouted else None, None, None, None, None, None, None, bounds, unknown,
             torus_note, arbitration="age" if weight is not None else "fair",
-            opensm=routed, background_nodes=others, sources=sources, unrouted=unrouted,
+            opensm=routed, background_nodes=others,
+            sources=sources, unrouted=unrouted, unmodelled=built.unmodelled,
+            unbounded=unbounded, unbounded_nodes=free_nodes,
         )  # fmt: skip
     done = completion(p, weight=weight, start=sh, endless=~job)
     rate = sh.rate
     if cl is not None:  # per rank, as each rank of a class gets it
-        rate, done, served = rate[cl.of], done[cl.of], served[cl.of]
-    rate, done = rate[served], done[served]
+        rate, done, served, limited = rate[cl.of], done[cl.of], served[cl.of], limited[cl.of]
+    moved = int(served.sum())  # every rank's bytes, the unbounded ones' moved at once
+    rate, done = rate[limited], done[limited]
     # a rank without a route hangs: the run never ends, and IOR reports nothing
-    aggregate = 0.0 if unrouted else float(rate.size / done.max())
+    aggregate = 0.0 if unrouted else float(moved / done.max())
     slow = int(np.argmin(sh.rate + np.where(p.served & job & ~stranded, 0, np.inf)))
     neck = _bottleneck(p, built, sh, njob, slow, weight is None, count)
     neck = replace(neck, source=resource_entry(site, neck.kind, neck.name))
@@ -267,9 +322,12 @@ def solved(
         arbitration="age" if weight is not None else "fair",
         opensm=routed,
         background_nodes=others,
-        bound=bool(unknown),
+        bound=bool(unknown or built.unmodelled or unbounded),
         sources=sources,
         unrouted=unrouted,
+        unmodelled=built.unmodelled,
+        unbounded=unbounded,
+        unbounded_nodes=free_nodes,
     )
 
 

@@ -22,6 +22,7 @@ from lnetgen.throughput.fabric import FabricRoutes
 from lnetgen.throughput.links import (
     dragonfly_links,
     fabric_links,
+    io_ports,
     leaf_uplinks,
     port_caps,
     spine_links,
@@ -91,6 +92,11 @@ class _Built:
     classes: Classes | None = None
     #: per column: the rank has no live route to some OST of its file (``_Pairs.stranded``)
     stranded: BoolArray | None = None
+    #: what the job's paths cross that the problem has no resource for, one phrase each
+    #: (``Prediction.unmodelled``): the figure is an upper bound
+    unmodelled: tuple[str, ...] = ()
+    #: per column, the node of its rank (of its class's first rank)
+    node: IntArray | None = None
 
 
 @dataclass(eq=False)
@@ -109,6 +115,7 @@ class _Resources:
     njob: int
     kinds: dict[str, _Kind] = field(default_factory=dict)
     unknown: set[str] = field(default_factory=set)
+    unmodelled: set[str] = field(default_factory=set)  # ``_Built.unmodelled``
     part: int = 0
     start: int = 0
     width: int = 0
@@ -182,10 +189,12 @@ class _Pairs:
     laid out (``usable``).  Without an OST rate, one pair per (rank, server), ``ost`` -1.
 
     ``stranded``, per rank: some OST of its file has no live route (no gateway alive, the
-    client in no class, or the OST's server cut off with no partner carrying it).  Such a
-    rank hangs in its write or read -- Lustre waits for the OST -- so it moves nothing and
-    the run never ends: its pairs are not laid out at all (not ``usable``), and the
-    prediction counts it (``Prediction.unrouted``) instead of leaving it out silently."""
+    client in no class, or the OST's server cut off with no partner carrying it), or its
+    client has no live route to an MDS of its file system (:func:`_mds_cut`).  Such a rank
+    hangs in its write or read -- Lustre waits for the OST, or cannot open the file -- so it
+    moves nothing and the run never ends: its pairs are not laid out at all (not
+    ``usable``), and the prediction counts it (``Prediction.unrouted``) instead of leaving
+    it out silently."""
 
     rank: IntArray
     server: IntArray
@@ -239,10 +248,49 @@ def _pairs(
         usable = (grp >= 0) & (kn >= 0)
     per_pair = sh.first[keys + 1] - sh.first[keys]
     # a rank with any OST out of reach hangs: none of its pairs is laid out
-    stranded = np.zeros(len(ranks.node), dtype=bool)
+    stranded = _mds_cut(ix, ranks, mask, carrier)
     stranded[p_rank[~(usable & carried & (per_pair > 0))]] = True
     usable = usable & carried & ~stranded[p_rank]
     return _Pairs(p_rank, p_srv, p_ost, p_w, keys, usable, sh, per_pair, stranded)
+
+
+def _mds_cut(ix: PlanIndex, ranks: Ranks, mask: BoolArray, carrier: IntArray) -> BoolArray:
+    """Per rank: its client has no live route to some MDS of its file system (the one that
+    carries the MDS's targets, ``carrier``), either way -- a request to the MDS over the
+    client's routes, the reply over the MDS's -- whatever the rank's op: without it the
+    rank cannot open or create its file, so it hangs as a rank whose MDS is down does
+    (``lnetgen.traffic.routes.carriers``, which counts a file system with any MDS lost as
+    down: every MDS, the administrator's worst case with several MDTs, is needed here too).
+    The MGS is not: a mounted client keeps doing I/O without it."""
+    n = len(ranks.node)
+    out = np.zeros(n, dtype=bool)
+    if not len(ranks.pair_rank) or not len(ix.servers):
+        return out
+    role = {s.name: (s.role, s.fs) for s in ix.site.servers}
+    names = sorted({fs for _, fs in role.values()})
+    fs_id = np.asarray([names.index(role[x][1]) if x in role else -1 for x in ix.servers])
+    rank_fs = np.full(n, -1, dtype=np.int64)  # one file per rank: one file system
+    rank_fs[ranks.pair_rank] = fs_id[ranks.ost_server[ranks.pair_ost]]
+    client, server = ix.sides()
+    csh = shares(client, evaluate(client.rows, client.nkeys, mask))
+    ssh = shares(server, evaluate(server.rows, server.nkeys, mask))
+    cls, kn = ix.client_class[ranks.node], ix.client_cnet[ranks.node]
+    nnet, ncnet = len(ix.nets), len(ix.client_nets)
+    for m, name in enumerate(ix.servers):
+        if role.get(name, ("", ""))[0] != "mds":
+            continue
+        mine = rank_fs == fs_id[m]
+        c = int(carrier[m])
+        if c < 0:
+            out |= mine  # the MDS is lost (``carriers`` loses its file system's servers too)
+            continue
+        k = np.maximum(cls, 0) * nnet + ix.server_net[c]
+        there = (cls >= 0) & (csh.first[k + 1] > csh.first[k])
+        g = int(ix.server_group[c])
+        k = max(g, 0) * ncnet + np.maximum(kn, 0)
+        back = (g >= 0) & (kn >= 0) & (ssh.first[k + 1] > ssh.first[k])
+        out |= mine & ~(there & back)
+    return out
 
 
 def _refuse(ix: PlanIndex, ranks: Ranks, nsub: int) -> None:
@@ -313,6 +361,11 @@ def build(
             kept.append((sub_rank, sub_router, sub_w))
     if rates.ost is None:
         res.unknown.add("ost")
+    if fabric_routes is None and site.client_fabric and site.torus is None:
+        res.unmodelled.add(
+            f"the compute fabric {site.client_fabric} beyond the IO nodes' own ports "
+            "(OpenSM's routes not simulated)"
+        )
     names, caps, use = res.matrix(starts, n)
     subs = None
     if keep_subflows:
@@ -320,7 +373,10 @@ def build(
         subs = Subflows(rank, router, w, ranks.node, op)
     torus = tor.torus() if tor is not None else None
     problem = Problem(n, use, caps, torus)
-    return _Built(problem, tuple(names), frozenset(res.unknown), subs, classes, pf.stranded)
+    return _Built(
+        problem, tuple(names), frozenset(res.unknown), subs, classes, pf.stranded,
+        tuple(sorted(res.unmodelled)), ranks.node,
+    )  # fmt: skip
 
 
 def _slices(p_rank: IntArray, per_pair: IntArray, n: int, whole: bool) -> list[int]:
@@ -393,6 +449,9 @@ class _Kinds:
         if self.fabric_routes is not None and site.torus is None:
             fabric_links(ix, ranks, op, self.fabric_routes, sub_rank, sub_router, res.add,
                          self.rate("fabric link"))  # fmt: skip
+        elif site.client_fabric and site.torus is None:
+            # without OpenSM's routes: the IO node's own port, which every route ends on
+            io_ports(ix, op, sub_router, res.add, self.rate("fabric link"))
         if site.dragonfly is not None and site.clients.switch is not None:
             dragonfly_links(ix, ranks, op, sub_rank, sub_router, res.add, self.rate)
         res.add("router", list(ix.routers), np.full(R, self.rate("router")), sub_router)
@@ -406,8 +465,15 @@ class _Kinds:
                                   self.uplink_rate)  # fmt: skip
         up_leaf = r_leaf if op == "write" else s_leaf
         down_leaf = s_leaf if op == "write" else r_leaf
-        # a leaf without uplinks (a TOR): the crossing goes through a core lnetgen does not know
+        # a leaf without uplinks: no cable out of it is known, so the crossing is not modelled
         has_up = self.has_up
+        job = res.rank < res.njob
+        for side in (up_leaf, down_leaf):
+            for j in np.unique(side[cross & job & ~has_up[side]]).tolist():
+                res.unmodelled.add(
+                    f"the uplinks of {self.leaves[j]}: none in the inventory, and traffic "
+                    "crosses to another switch or leaf module"
+                )
         res.add("leaf uplinks", self.leaves, self.ucap,
                 np.where(cross & has_up[up_leaf], up_leaf, -1))  # fmt: skip
         res.add("leaf downlinks", self.leaves, self.ucap,

@@ -15,6 +15,18 @@ stream ``H`` hops away) weights the torus: where ranks meet on a full link, a ra
 hops from its router gets ``2^-H`` of a near rank's share (``arbitration="age"`` in
 ``lnetgen.throughput.predict``); the routers, ports and servers still share equally.
 
+Two limitations of that weighting, kept as they are: (a) ``H`` is a rank's whole path, the
+hops from the rank to its router, not the hops from the rank to the link where the streams
+merge, which is what halves a stream under seed 000's rule.  Streams bound for different
+routers that share one link are weighed by their whole paths: on an 8-chip ring (30 MB/s
+links) a rank 2 hops from rtr01 and a rank 4 hops from rtr02 sharing link (2,0,0)X+ got 24
+and 6 MB/s, where the merge-point rule gives the rank nearer that link the larger share
+whatever lies beyond it.  A weight per (rank, link) has no single progressive filling (a
+rank's pace would depend on which link stops it), so no small change gives the merge-point
+rule.  (b) A rank with several gateways (or OSTs behind several routers) has one weight, from
+the mean of its paths' hop counts weighted by the share each carries (``Torus.rank_hops``),
+not one per path.
+
 IOR reports bytes moved / time of the slowest rank.  With equal files, ranks that finish free
 their share for the rest: :func:`completion` replays that (re-sharing whenever ranks finish;
 ranks due within ``batch`` of each other finish together, which moves the result by at most that
