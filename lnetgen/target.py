@@ -12,7 +12,8 @@ Each fact carries the lustre-release source it was read from:
   configure`` without ``--all`` ignores the ``networks=``, ``routes=`` and ``forwarding=`` module
   parameters (``lnet/utils/lnetctl.c: jt_config_lnet`` sets ``NLM_F_EXCL``): on a host that
   starts LNet that way, the lnetctl YAML is the whole configuration, whatever the release;
-* UDSP rules (``lnetctl udsp``, ``udsp:`` in YAML) arrived in 2.15;
+* UDSP rules (``lnetctl udsp``; router rules only as ``lnetctl udsp add``: ``lnetgen.udsp``)
+  arrived in 2.15;
 * mkfs.lustre formats an ldiskfs MDT with ``ea_inode`` from 2.13 (LU-1732), which lifts the
   stripe limit from 160 to 2000 (``lnetgen advise stripes``);
 * lnetgen writes for 2.12 and later (the oldest release whose lnetctl imports the YAML layout
@@ -32,7 +33,7 @@ Version = tuple[int, ...]
 
 #: ``routes=``, ``ip2nets=`` and ``forwarding=`` are compiled out from this release on.
 KERNEL_ROUTES_REMOVED: Version = (2, 19, 53)
-#: User Defined Selection Policies (``udsp:``).
+#: User Defined Selection Policies (``lnetctl udsp``).
 UDSP_SINCE: Version = (2, 15)
 #: mkfs.lustre formats an ldiskfs MDT with ``ea_inode`` from this release on (LU-1732,
 #: lustre/utils/libmount_utils_ldiskfs.c); MDTs formatted earlier keep 160 unless tuned.
@@ -60,7 +61,8 @@ class Targets:
     """The release of each role's hosts (``None`` everywhere: not stated)."""
 
     per_role: Mapping[str, Version] = field(default_factory=dict)
-    #: write UDSP router rules next to route priorities (``lustre.udsp``; clients on 2.15+)
+    #: write UDSP router rules (``udsp/<class>.sh``) next to route priorities (``lustre.udsp``;
+    #: clients on 2.15+)
     udsp: bool = False
 
     def of(self, role: str) -> Version | None:

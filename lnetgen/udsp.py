@@ -2,36 +2,55 @@
 
 A client's routes to a storage net may sit at two or more priorities (nearest-neighbor: its
 nearest router at 0, the set's others at 1; groups: the group at 0, the backup group at 1).
-With ``lustre: {udsp: true}`` the client's ``/etc/lnet.conf`` also carries one router rule per
-such net: ``dst`` the net, ``rte`` the gateways at the best priority, so LNet puts them on the
+With ``lustre: {udsp: true}`` each such client class also gets one router rule per such net:
+``dst`` the net, ``rte`` the gateways at the best priority, so LNet puts them on the
 preferred-router list of that net's peer NIs (``lnet/lnet/udsp.c``: "select the router in round
 robin from the peer NI's preferred router list"; the route selection checks the UDSP-preferred
 gateway before the priority).  The priorities stay: on a host whose rules are lost, the routes
 alone still say the same.
 
-The layout is what ``lnetctl export`` prints (``liblnetconfig_udsp.c``: ``idx``, ``dst``,
-``rte``, ``action: {priority}``, the ``udsp:`` block last), and what ``lnetctl import`` takes:
+Decision: the rules are a shell file of ``lnetctl udsp add --dst NET --rte RANGE`` commands
+(``udsp/<class>.sh``, :func:`script`), run after ``lnetctl import`` on every LNet start, and
+not a ``udsp:`` block of the lnetctl YAML.  The kernel applies a rule with ``dst`` and ``rte``
+only when its action is the preferred list (``udsp.c`` ``lnet_udsp_apply_rule_on_ni``, the
+"Router rule" branch: any other action is logged as "Bad action type" and the rule is kept but
+never applied), and only ``lnetctl udsp add`` without ``--priority`` makes that action
+(``lnetctl.c jt_add_udsp``: "pref" unless ``--priority``).  No YAML form of a working router
+rule imports: the netlink import passes ``priority`` for a rule without ``action`` and refuses
+``priority: 0`` (``lnetctl.c handle_udsp_sequences``), the ioctl import refuses a rule without
+``action`` (``liblnetconfig.c handle_yaml_config_udsp``), and ``liblnetconfig_udsp.c
+lustre_lnet_add_udsp`` picks a default action only for rules without ``rte``.
 
-* every rule needs ``idx`` before its ``action`` (the netlink import adds a rule when a mapping
-  ends with ``idx`` set: ``lnetctl.c handle_udsp_sequences``), so ``idx`` comes first;
-* the import reads ``priority: 0`` as no action and refuses it ("bad action type specified"),
-  so the rules carry ``priority: 1`` -- for a router rule the value only tags the rule, the
-  preference is the list;
-* ``dst`` is a net (``cfs_parse_nid_parts``: "only net is present"), ``rte`` one address range
-  at one net: ``[26001-26004]@gni`` (double-quoted: a plain ``[`` would start a YAML flow
-  sequence), ``10.10.1.[1-4]@o2ib``; gateways that no single range covers get one rule each.
+So a working router rule is one without a priority (``Rule.priority`` None): ``lnetctl udsp
+show`` and ``lnetctl export`` print it with ``idx``, ``dst`` and ``rte`` and no ``action``
+(``yaml_add_udsp_action`` prints only the priority action).  A rule with ``dst`` and ``rte``
+(or ``dst`` and ``src``) and ``action: {priority: N}`` is dead (:attr:`Rule.dead`): what
+lnetgen before this decision wrote into lnet.conf, and what a site that deployed it runs.
+``diff`` plans its removal and the working rule; ``verify`` reports it and ranks by it no
+gateway.
+
+The script first deletes every rule (``lnetctl udsp del --idx -1``: all of them on 2.15 and
+later, ``--all`` being 2.16's spelling of it), so running it again leaves the same list.
+``dst`` is a net (``cfs_parse_nid_parts``: "only net is present"), ``rte`` one address range at
+one net: ``[26001-26004]@gni``, ``10.10.1.[1-4]@o2ib`` (single-quoted in the script: a glob to
+the shell); gateways that no single range covers get one rule each.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lnetgen.plan import Plan, Route
 
-#: The priority every rule carries (see the module docstring: the import refuses 0).
-RULE_PRIORITY = 1
+#: Where the lnet role installs a class's script, and the drop-in that runs it at LNet start.
+SCRIPT_PATH = "/etc/lnet-udsp.sh"
+DROP_IN_PATH = "/etc/systemd/system/lnet.service.d/lnetgen-udsp.conf"
+
+#: Deletes every UDSP rule (``lnet_udsp_del_policy``: a negative index destroys them all).
+DELETE_ALL = "lnetctl udsp del --idx -1"
 
 _IP = re.compile(r"^(\d{1,3}\.\d{1,3}\.\d{1,3})\.(\d{1,3})@(\S+)$")
 _NUM = re.compile(r"^(\d+)@(\S+)$")
@@ -40,21 +59,44 @@ _RANGE = re.compile(r"^(?:\[([0-9,\-]+)\]|(\d+))$")
 
 @dataclass(frozen=True)
 class Rule:
-    """One router rule: prefer the gateways ``rte`` (an address range) for peers on ``dst``."""
+    """One UDSP rule; lnetgen writes router rules only: prefer the gateways ``rte`` (an address
+    range) for peers on ``dst``, with the preferred-list action (``priority`` None)."""
 
     dst: str
     rte: str
-    priority: int = RULE_PRIORITY
+    #: ``action: {priority: N}``; None: no priority (the preferred-list action)
+    priority: int | None = None
     src: str = ""  # a rule of another kind (a local net or NID); lnetgen writes none
+    #: the line a reader found the rule at (0: unknown); not part of what the rule is
+    line: int = field(default=0, compare=False)
+
+    @property
+    def dead(self) -> bool:
+        """A rule the kernel keeps but never applies: ``dst`` with ``rte`` (or ``src``) and a
+        priority action (``udsp.c``: such rules need the preferred-list action)."""
+        return bool(self.dst and (self.rte or self.src) and self.priority is not None)
 
     def options(self) -> str:
         """The rule as ``lnetctl udsp add`` options."""
         parts = [
             f"--{k} {v}" for k, v in (("src", self.src), ("dst", self.dst), ("rte", self.rte)) if v
         ]
-        return " ".join([*parts, f"--priority {self.priority}"])
+        if self.priority is not None:
+            parts.append(f"--priority {self.priority}")
+        return " ".join(parts)
 
-    def key(self) -> tuple[str, str, str, int]:
+    def command(self) -> str:
+        """The ``lnetctl udsp add`` command that makes the rule, quoted for a POSIX shell."""
+        parts = [
+            f"--{k} {shlex.quote(v)}"
+            for k, v in (("src", self.src), ("dst", self.dst), ("rte", self.rte))
+            if v
+        ]
+        if self.priority is not None:
+            parts.append(f"--priority {self.priority}")
+        return " ".join(["lnetctl udsp add", *parts])
+
+    def key(self) -> tuple[str, str, str, int | None]:
         """What makes two rules the same, whatever their position (``idx``)."""
         return (self.src, self.dst, self.rte, self.priority)
 
@@ -124,21 +166,74 @@ def class_rules(plan: Plan, on: bool) -> list[list[Rule]]:
     return [[r for i in idx for r in per_set[i]] for idx in class_sets]
 
 
-def yaml_block(rules: Sequence[Rule]) -> str:
-    """The ``udsp:`` block as ``lnetctl export`` prints it ('' without rules)."""
+def script(rules: Sequence[Rule], header: str, hosts: str) -> str:
+    """A client class's rules as a POSIX shell file ('' without rules): delete every rule,
+    then add each, after ``lnetctl import`` on every LNet start."""
     if not rules:
         return ""
-    return "udsp:\n" + "".join(
-        f"    - idx: {i}\n      dst: {r.dst}\n      rte: {_scalar(r.rte)}\n"
-        f"      action:\n          priority: {r.priority}\n"
-        for i, r in enumerate(rules)
-    )
+    head = [
+        header,
+        f"UDSP router rules for {hosts}",
+        f"Run after 'lnetctl import /etc/lnet.conf' on every LNet start: sh {SCRIPT_PATH}",
+        "(lnetctl import cannot carry them: it gives a rule a priority action, and the kernel",
+        "applies a rule with --dst and --rte only without one).  For every boot, a drop-in",
+        f"{DROP_IN_PATH}:",
+        "  [Service]",
+        f"  ExecStartPost=/bin/sh {SCRIPT_PATH}",
+        "It deletes every UDSP rule first (--idx -1: all of them), so it may run again.",
+    ]
+    body = ["set -e", DELETE_ALL, *(r.command() for r in rules)]
+    return "".join(f"# {h}\n" for h in head) + "".join(f"{b}\n" for b in body)
 
 
-def _scalar(text: str) -> str:
-    """``text`` as a YAML scalar: a range starting with ``[`` would read as a flow sequence,
-    so it is double-quoted (libyaml hands lnetctl the same string either way)."""
-    return f'"{text}"' if text.startswith("[") else text
+class ScriptError(ValueError):
+    """A line of a rules script lnetgen does not read: ``line`` (1-based) and why."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+_ADD_OPTIONS = {"--src": "src", "--dst": "dst", "--rte": "rte", "--priority": "priority"}
+
+
+def parse_script(text: str) -> tuple[Rule, ...]:
+    """The rules a script of :func:`script` adds, in order (each with its line).  Comments,
+    blank lines, ``set -e`` and ``lnetctl udsp del --idx -1`` are skipped; any other line raises
+    ``ScriptError``."""
+    rules: list[Rule] = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#") or line == "set -e":
+            continue
+        try:
+            words = shlex.split(line)
+        except ValueError as exc:
+            raise ScriptError(n, f"cannot be read as a shell command: {exc}") from None
+        if words == DELETE_ALL.split():
+            rules.clear()
+            continue
+        if words[:3] != ["lnetctl", "udsp", "add"] or len(words) % 2 == 0:
+            raise ScriptError(n, "expected 'lnetctl udsp add --dst NET --rte RANGE'")
+        opts: dict[str, str] = {}
+        for opt, value in zip(words[3::2], words[4::2], strict=True):
+            name = _ADD_OPTIONS.get(opt)
+            if name is None or name in opts:
+                raise ScriptError(n, f"unexpected option {opt[:40]!r} of 'lnetctl udsp add'")
+            opts[name] = value
+        prio = opts.get("priority")
+        if prio is not None and not prio.isdigit():
+            raise ScriptError(n, f"--priority {prio[:40]!r} is not a number")
+        rules.append(
+            Rule(
+                opts.get("dst", ""),
+                opts.get("rte", ""),
+                None if prio is None else int(prio),
+                opts.get("src", ""),
+                n,
+            )
+        )
+    return tuple(rules)
 
 
 def matches(rte: str, nid: str) -> bool:
@@ -167,18 +262,28 @@ def matches(rte: str, nid: str) -> bool:
     return False
 
 
+def working(rules: Iterable[Rule]) -> tuple[Rule, ...]:
+    """The router rules of ``rules`` LNet applies: ``dst`` and ``rte``, no priority action."""
+    return tuple(r for r in rules if r.dst and r.rte and not r.src and r.priority is None)
+
+
 def preferred(rules: Sequence[Rule], net: str, gateway: str) -> bool:
-    """Whether a rule for ``net`` prefers ``gateway``."""
-    return any(r.dst == net and matches(r.rte, gateway) for r in rules)
+    """Whether a working router rule for ``net`` prefers ``gateway``."""
+    return any(r.dst == net and matches(r.rte, gateway) for r in working(rules))
 
 
 __all__ = [
-    "RULE_PRIORITY",
+    "DELETE_ALL",
+    "DROP_IN_PATH",
+    "SCRIPT_PATH",
     "Rule",
+    "ScriptError",
     "class_rules",
     "matches",
+    "parse_script",
     "preferred",
     "router_rules",
     "rte_ranges",
-    "yaml_block",
+    "script",
+    "working",
 ]

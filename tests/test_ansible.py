@@ -9,6 +9,7 @@ import dataclasses
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from collections import Counter
@@ -36,6 +37,7 @@ BLUEWATERS = SITES / "bluewaters.yaml"
 FORMATS = "lnetctl,modprobe,ansible"
 ROLE = "roles/lnet/templates"
 LNET_CONF, MODPROBE_CONF = "etc/lnet.conf", "etc/modprobe.d/lnet.conf"
+UDSP_SH, UDSP_DROP_IN = "etc/lnet-udsp.sh", "etc/systemd/system/lnet.service.d/lnetgen-udsp.conf"
 
 #: Variables a vars file may set: stackhpc/ansible-role-lustre's, plus the role's own.
 STACKHPC_VARS = {
@@ -237,6 +239,8 @@ def test_header_and_static_role_files() -> None:
         "roles/lnet/defaults/main.yml",
         f"{ROLE}/lnet.conf.j2",
         f"{ROLE}/modprobe.conf.j2",
+        f"{ROLE}/lnet-udsp.sh.j2",
+        f"{ROLE}/lnet-udsp.conf.j2",
     ):
         assert files[rel].split("\n", 1)[1] == (base / rel).read_text(encoding="utf-8")
     tasks = load(files["roles/lnet/tasks/main.yml"])
@@ -268,6 +272,9 @@ def role_env() -> jinja2.Environment:
     )
     env.filters["regex_replace"] = _regex_replace
     env.filters["bool"] = bool
+    env.filters["quote"] = shlex.quote  # Ansible's quote filter
+    defaults = data_dir("templates") / "ansible" / "roles" / "lnet" / "defaults" / "main.yml"
+    env.globals.update(yaml.safe_load(defaults.read_text(encoding="utf-8")))  # role defaults
     return env
 
 
@@ -538,7 +545,7 @@ def test_playbook_writes_what_lnetgen_writes(
     recap = _playbook(ansible_bin, out, ansible_env, root, "--limit", ",".join(hosts))
     assert sorted(recap) == hosts
     assert all(
-        r == {"ok": 3, "changed": 2, "unreachable": 0, "failed": 0} for r in recap.values()
+        r == {"ok": 4, "changed": 2, "unreachable": 0, "failed": 0} for r in recap.values()
     ), recap
     for dest, by_host in sources.items():
         for host in hosts:
@@ -657,4 +664,15 @@ def test_playbook_writes_rails_and_udsp_rules(
             "              0: ib1\n        - interfaces:\n              0: ib2\n" in texts["rtr1"]
         )
     else:
-        assert any("\nudsp:\n" in t for t in texts.values())
+        assert not any("udsp" in t for t in texts.values())  # lnetctl import cannot carry them
+        scripts = {f.hosts: f.path for f in gen.files if f.format == "udsp"}
+        with_rules = 0
+        for host in hosts:
+            sh, drop_in = root / host / UDSP_SH, root / host / UDSP_DROP_IN
+            rel = next((p for m, p in scripts.items() if host in nodes.expand(m)), None)
+            assert sh.exists() == drop_in.exists() == (rel is not None), host
+            if rel is not None:
+                with_rules += 1
+                assert sh.read_text() == (out / rel).read_text(), host
+                assert "ExecStartPost=/bin/sh /etc/lnet-udsp.sh\n" in drop_in.read_text()
+        assert with_rules

@@ -220,6 +220,7 @@ class _Comparer:
             have = {r.key() for r in live.udsp}
             add_udsp = tuple(r for r in exp.udsp if r.key() not in have)
             remove_udsp = tuple((i, r) for i, r in enumerate(live.udsp) if r.key() not in want)
+            notes.extend(_dead_rules(live.udsp, want))
         if unseen:
             notes.append(f"not in the dump, not compared: {', '.join(unseen)}")
         key = (exp.role, id(rd), nets, routing, tunables, add_udsp, remove_udsp)
@@ -238,6 +239,22 @@ class _Comparer:
             )
             self.diffs[key] = diff
         return diff, tuple(notes)
+
+
+def _dead_rules(rules: tuple[Rule, ...], want: set[tuple[str, str, str, int | None]]) -> list[str]:
+    """A note per rule the kernel keeps but never applies (``Rule.dead``: a router rule with a
+    priority action, as the lnet.conf of older lnetgen versions carried), which the plan
+    removes, and adds again without --priority when it wants the rule (``want``: keys)."""
+    out = []
+    for i, r in enumerate(rules):
+        if r.dead:
+            again = (r.src, r.dst, r.rte, None) in want
+            out.append(
+                f"UDSP rule idx {i} ({r.options()}) is never applied: the kernel applies a rule "
+                "with --dst and --rte only without a priority action; removed"
+                + (", and added again without --priority" if again else "")
+            )
+    return out
 
 
 def _tunables(exp: Expected, live: HostState) -> tuple[tuple[str, int | None, int | None], ...]:

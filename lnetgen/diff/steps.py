@@ -194,12 +194,14 @@ def _route_replaces(d: HostDiff) -> list[str]:
 
 
 def _udsp_adds(d: HostDiff) -> list[str]:
+    """A router rule without ``--priority``: with it the kernel never applies the rule
+    (``lnetgen.udsp``)."""
     return [
         "lnetctl udsp add "
         + " ".join(
             f"--{k} {_q(v)}" for k, v in (("src", r.src), ("dst", r.dst), ("rte", r.rte)) if v
         )
-        + f" --priority {r.priority}"
+        + (f" --priority {r.priority}" if r.priority is not None else "")
         for r in d.add_udsp
     ]
 

@@ -11,9 +11,10 @@ NI's ``tunables:``, ``buffers:`` after ``routing:``, and ``global:`` last (with
 
 A client class's ``route:`` entries are the text of its route sets (``Plan.route_sets``), each
 set written once and reused: nearest-neighbor on Spider has 16,873 class files of 192 routes
-but 196 distinct sets.  With ``lustre: {udsp: true}`` a client's file ends with its UDSP router
-rules (``lnetgen.udsp``): the best-priority gateways of each net preferred, as ``lnetctl export``
-prints them.
+but 196 distinct sets.  With ``lustre: {udsp: true}`` a client class with UDSP router rules
+(``lnetgen.udsp``: the best-priority gateways of each net preferred) also gets
+``udsp/<class>.sh``, the ``lnetctl udsp add`` commands to run after the import: no YAML form of
+a working router rule imports (see ``lnetgen.udsp``), so the lnetctl files carry none.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from lnetgen.plan import Route
 from lnetgen.tunables import host_settings
 
 FORMAT = "lnetctl"
+#: The format of the UDSP scripts (``udsp/<class>.sh``) the lnetctl files go with.
+UDSP_FORMAT = "udsp"
 
 
 def _file(
@@ -36,7 +39,6 @@ def _file(
     nis: Sequence[tuple[str, str]],
     route_text: str,
     routing: bool,
-    udsp_text: str = "",
 ) -> OutFile:
     """One file; ``nis`` are the host's (net, interface) pairs, written as ``lnetctl export``
     prints them: one ``net type`` entry per net, its NIs (several with Multi-Rail) under
@@ -58,7 +60,6 @@ def _file(
         routing=routing,
         buffers=tun.buffers() if routing else {},
         globals=tun.globals(),
-        udsp_text=udsp_text,
     )
     return OutFile(f"lnetctl/{name}.yaml", text, FORMAT, hosts, role)
 
@@ -86,8 +87,10 @@ def emit(ctx: Context) -> Iterator[OutFile]:
             [(cc.net, cc.interface)],
             "".join(texts[i] for i in idx),
             False,
-            udsp.yaml_block(cls_rules),
         )
+        if cls_rules:
+            text = udsp.script(cls_rules, ctx.header, cc.members)
+            yield OutFile(f"udsp/{cc.name}.sh", text, UDSP_FORMAT, cc.members, "client")
     for r in plan.routers:
         yield (
             _file(

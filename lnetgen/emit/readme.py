@@ -27,6 +27,8 @@ _WHERE = {
     "modprobe": "/etc/modprobe.d/lnet.conf (module options; Lustre before 2.19.53 only)",
     "ansible": "an Ansible inventory that writes the same settings (docs/ansible.md)",
 }
+#: Files that go with a format's (``udsp/``: with ``lnetctl/``), and where they go.
+_WITH = {"udsp": "/etc/lnet-udsp.sh with the class's lnetctl/ file (see LOADING)"}
 
 
 def readme(
@@ -44,6 +46,7 @@ def readme(
     ]
     out += _server_net(server_nets)
     out += _loading(lustre, any(f.format == "modprobe" for f in files), _need_lnetctl(plan))
+    out += _udsp(any(f.format == "udsp" for f in files))
     out += _hosts(plan, files)
     out += _order(bool(fss), bool(server_nets))
     for f in fss:
@@ -141,6 +144,27 @@ def _loading(lustre: Targets, modprobe: bool, need: dict[str, str]) -> list[str]
     return out
 
 
+def _udsp(present: bool) -> list[str]:
+    """How the UDSP router rules of ``udsp/`` are loaded (nothing when there are none)."""
+    if not present:
+        return []
+    return [
+        "UDSP ROUTER RULES",
+        *_para(
+            "A client class with a udsp/ file prefers its best-priority routers by UDSP rules "
+            "that lnetctl import cannot carry (it would give them a priority action, and the "
+            "kernel never applies a router rule with one). Install the file as "
+            "/etc/lnet-udsp.sh and run it after the import on every LNet start: 'sh "
+            "/etc/lnet-udsp.sh' by hand, and for every boot a drop-in "
+            "/etc/systemd/system/lnet.service.d/lnetgen-udsp.conf holding '[Service]' and "
+            "'ExecStartPost=/bin/sh /etc/lnet-udsp.sh' (then 'systemctl daemon-reload'). It "
+            "deletes every UDSP rule before it adds its own, so it may run again. Without the "
+            "rules the route priorities alone choose the same routers."
+        ),
+        "",
+    ]
+
+
 def _server_net(server_nets: dict[str, str]) -> list[str]:
     if not server_nets:
         return [
@@ -163,11 +187,13 @@ def _server_net(server_nets: dict[str, str]) -> list[str]:
 def _hosts(plan: Plan, files: Sequence[FileRecord]) -> list[str]:
     per_role: dict[str, list[FileRecord]] = defaultdict(list)
     for f in files:
-        per_role[f.role if f.format in _WHERE else "site"].append(f)
+        per_role[f.role if f.format in _WHERE or f.format in _WITH else "site"].append(f)
     formats = sorted({f.format for f in files if f.format in _WHERE})
     out = ["1. FILES PER HOST", "  Install one LNet format per host (the same on every host):"]
     for fmt in formats:
         out.append(f"    {fmt + '/':<10} -> {_WHERE[fmt]}")
+    for fmt in sorted({f.format for f in files if f.format in _WITH}):
+        out.append(f"    {fmt + '/':<10} -> {_WITH[fmt]}")
     out.append("")
     for role, what in (("router", "LNet routers"), ("server", "servers (OSS, MDS, MGS)")):
         hosts = nodes.fold(r.name for r in plan.routers) if role == "router" else ""

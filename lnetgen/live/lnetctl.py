@@ -139,6 +139,9 @@ def parse_yaml(data: bytes, file: str, cache: ParseCache) -> HostState:
                 raise LiveParseError(
                     diag(file, line, 1, f"section {key!r} appears twice", path=json_path([key]))
                 )
+            if key == "udsp" and value:  # the rules' lines, from their section's to the file's
+                at = kline + data.count(b"\n", 0, offset) - 1
+                value = tuple(dataclasses.replace(r, line=r.line + at) for r in value)
             parts[key] = (value, kline)
     if not parts and errors:
         failed = "; ".join(f"{entity}: {why}" for entity, why in errors)

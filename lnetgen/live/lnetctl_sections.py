@@ -296,15 +296,18 @@ def norm_peers(value: Any, line: int) -> dict[str, frozenset[str]]:
 
 
 def norm_udsp(value: Any, line: int) -> tuple[Rule, ...]:
-    """``udsp:``: the rules in ``idx`` order (lnetgen.udsp; ``action: {priority}``)."""
+    """``udsp:``: the rules in ``idx`` order (lnetgen.udsp).  A rule without ``action`` has the
+    preferred-list action (``lnetctl udsp show`` prints only a priority action): a working
+    router rule when it has ``dst`` and ``rte``; with ``action: {priority: N}`` it is dead."""
     rules: list[tuple[int, Rule]] = []
     for k, item in enumerate(_items(value, "udsp", line)):
         where = item.line
         idx = item.get("idx", k)
         action = item.get("action")
-        prio = action.get("priority", 0) if isinstance(action, Map) else 0
+        prio = action.get("priority") if isinstance(action, Map) else None
         try:
-            pos, priority = integer(idx, where, "idx"), integer(prio, where, "priority")
+            pos = integer(idx, where, "idx")
+            priority = None if prio is None else integer(prio, where, "priority")
         except EntryError:
             raise EntryError(
                 where,
@@ -312,7 +315,8 @@ def norm_udsp(value: Any, line: int) -> tuple[Rule, ...]:
                 path=json_path(("udsp", k)),
             ) from None
         fields = {k2: str(item.get(k2, "") or "") for k2 in ("src", "dst", "rte")}
-        rules.append((pos, Rule(fields["dst"], fields["rte"], priority, fields["src"])))
+        rule = Rule(fields["dst"], fields["rte"], priority, fields["src"], where)
+        rules.append((pos, rule))
     return tuple(r for _, r in sorted(rules, key=lambda t: t[0]))
 
 

@@ -1,10 +1,13 @@
 """Reading a directory ``lnetgen generate`` wrote: its ``manifest.json`` names which hosts each
 lnetctl (else modprobe) file configures, and every such file is read once for all its hosts.
 The files name interfaces, not addresses: the NIDs the manifest records for routers and
-servers stand for theirs (``lnetgen.live.recorded``)."""
+servers stand for theirs (``lnetgen.live.recorded``).  A host's UDSP rules are those of its
+``udsp`` script (``udsp/<class>.sh``, run after the import), else none: the lnetctl files
+lnetgen writes carry none (an older tree's ``udsp:`` block is kept as it reads)."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from typing import Any
@@ -17,6 +20,8 @@ from lnetgen.live.errors import LiveParseError, clip, path_error
 from lnetgen.live.files import read_bytes
 from lnetgen.live.recorded import Recorded, changed_note, recorded_nids, with_nids, with_note
 from lnetgen.live.state import HostState, LiveSet
+from lnetgen.live.udsp_file import UDSP_FORMAT, read_rules
+from lnetgen.udsp import Rule
 
 #: Most host names all entries of a generated tree's manifest may name together (every host
 #: of a site appears once per format).
@@ -88,6 +93,33 @@ def _manifest_entries(mpath: str, loaded: Loaded, live: LiveSet) -> tuple[list[_
     return out, recorded_nids(manifest, text, mpath)
 
 
+def _udsp_scripts(mpath: str, loaded: Loaded) -> dict[str, list[str]]:
+    """The UDSP script of each host (relative path) -> its hosts; entries of another shape are
+    left to the checks of the lnetctl entries.  Raises ``InputError`` (``E-LIVE-PATH``)."""
+    manifest, _text = loaded
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    out: dict[str, list[str]] = {}
+    total = 0
+    for entry in files if isinstance(files, list) else ():
+        if not isinstance(entry, dict) or entry.get("format") != UDSP_FORMAT:
+            continue
+        rel, hosts = entry.get("path"), entry.get("hosts")
+        if not isinstance(rel, str) or not isinstance(hosts, str) or not rel or not hosts:
+            continue
+        if not rel.isprintable() or os.path.isabs(rel) or ".." in rel.split("/"):
+            raise path_error(mpath, f"file path '{clip(rel)}' leaves the directory")
+        total += nodes.count(hosts)
+        if total > MAX_MANIFEST_HOSTS:
+            raise path_error(
+                mpath, f"the udsp entries may name at most {MAX_MANIFEST_HOSTS} hosts in all"
+            )
+        try:
+            out.setdefault(rel, []).extend(nodes.expand(hosts))
+        except nodes.NodeSyntaxError as exc:
+            raise path_error(mpath, f"bad hosts '{clip(hosts)}': {clip(str(exc), 200)}") from None
+    return out
+
+
 def _file_of_each_host(
     path: str, loaded: Loaded, live: LiveSet
 ) -> tuple[dict[str, str], dict[str, str], Recorded]:
@@ -127,6 +159,16 @@ def read_generated(path: str, live: LiveSet, cache: ParseCache, loaded: Loaded) 
     file is still the one lnetgen wrote (``lnetgen.live.recorded``).  Raises ``InputError``
     (``E-LIVE-PATH``) when the manifest (``loaded``, by ``load_manifest``) cannot be used."""
     chosen, sha_of, recorded = _file_of_each_host(path, loaded, live)
+    rules_of: dict[str, tuple[str, tuple[Rule, ...] | None]] = {}
+    for rel, hosts in sorted(_udsp_scripts(os.path.join(path, "manifest.json"), loaded).items()):
+        full = os.path.join(path, rel)
+        try:
+            got: tuple[str, tuple[Rule, ...] | None] = (full, read_rules(full, path))
+        except LiveParseError as exc:  # the rules are unknown, not none: not compared
+            live.errors.append(exc.diagnostic)
+            live.error_hosts.update(hosts)
+            got = (full, None)
+        rules_of.update(dict.fromkeys(hosts, got))
     by_file: dict[str, list[str]] = {}
     for h, rel in chosen.items():
         by_file.setdefault(rel, []).append(h)
@@ -144,9 +186,25 @@ def read_generated(path: str, live: LiveSet, cache: ParseCache, loaded: Loaded) 
         intact = any(h in recorded for h in members) and (
             hashlib.sha256(data).hexdigest() == sha_of.get(rel)
         )
+        shared: dict[tuple[int, int], HostState] = {}  # hosts of one file share their state
         for h in members:
             live.files[h] = (full,)
-            live.hosts[h] = _as_recorded(state, recorded.get(h), intact, rel)
+            mine = _as_recorded(state, recorded.get(h), intact, rel)
+            script = rules_of.get(h)
+            key = (id(mine), id(script))
+            one = shared.get(key)
+            if one is None:
+                one = shared[key] = _with_rules(mine, script)
+            live.hosts[h] = one
+
+
+def _with_rules(state: HostState, script: tuple[str, tuple[Rule, ...] | None] | None) -> HostState:
+    """``state`` with the rules of the host's UDSP script (its path and rules; it deletes every
+    rule before it adds its own; rules None: unknown, the script could not be read); without a
+    script (``None``), the rules of its file (an older tree's ``udsp:``), or none."""
+    if script is not None:
+        return dataclasses.replace(state, udsp=script[1], udsp_file=script[0])
+    return state if state.udsp is not None else dataclasses.replace(state, udsp=())
 
 
 def _as_recorded(

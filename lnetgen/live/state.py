@@ -85,6 +85,9 @@ class HostState:
     #: UDSP rules in order (``udsp:`` of an export or lnet.conf; ``()`` none, ``None``: the
     #: dumps do not show them)
     udsp: tuple[Rule, ...] | None = None
+    #: the file ``udsp`` was read from when it is not the state's own (a generated tree's
+    #: UDSP script, ``udsp/<class>.sh``); the rules' lines are in it
+    udsp_file: str = ""
 
     @property
     def all_health(self) -> tuple[str, ...]:

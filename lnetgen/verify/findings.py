@@ -32,6 +32,11 @@ CODES: dict[str, tuple[Severity, str]] = {
         "a UDSP router rule prefers gateways for a net that no route of the host goes through "
         "(the rule does nothing)",
     ),
+    "V-UDSP-DEAD": (
+        "warning",
+        "a UDSP router rule (dst and rte) with a priority action, which the kernel keeps but "
+        "never applies",
+    ),
     "V-ROUTE-LOCAL": (
         "error",
         "a route to a net the sender is on (the kernel refuses it: router.c lnet_add_route() "

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 
 from lnetgen import nodes
 from lnetgen.progress import Tick, counted
-from lnetgen.udsp import matches
+from lnetgen.udsp import matches, working
 from lnetgen.verify.findings import KINDS, Collector, Count
 from lnetgen.verify.locate import Locator
 from lnetgen.verify.manifest import FileSystem, Manifest, Server
 from lnetgen.verify.reach import BACKUP, DIRECT, HOLD, NONE, Prover, Reach, RouteVerdict, net_of
+from lnetgen.verify.rules import dead_rules, with_scripts
 from lnetgen.verify.world import Endpoint, World
 
 
@@ -112,18 +113,19 @@ def _status(r: Reach | None) -> str:
 def _idle_rules(
     loc: Locator, out: Collector, ep: Endpoint, verdicts: Mapping[str, Sequence[RouteVerdict]]
 ) -> None:
-    """V-UDSP-NO-ROUTE for each UDSP router rule of ``ep`` that prefers no gateway of its
-    routes to the rule's net (the rule does nothing)."""
-    for rule in ep.state.udsp or ():
+    """V-UDSP-NO-ROUTE for each working UDSP router rule of ``ep`` that prefers no gateway of
+    its routes to the rule's net (the rule does nothing), at its line when known."""
+    for rule in working(ep.state.udsp or ()):
         gws = [v.gateway for v in verdicts.get(rule.dst, ())]
-        if rule.rte and not any(matches(rule.rte, g) for g in gws):
-            place = loc.section(ep.file, "udsp")
+        if not any(matches(rule.rte, g) for g in gws):
+            file = ep.state.udsp_file or ep.file
+            place = loc.section(file, "udsp") if not rule.line else None
             out.add(
                 "V-UDSP-NO-ROUTE",
-                ep.file,
-                place.line,
-                place.col,
-                place.path,
+                file,
+                place.line if place is not None else rule.line,
+                place.col if place is not None else 1,
+                place.path if place is not None else "$",
                 f"{ep.name}: UDSP rule --dst {rule.dst} --rte {rule.rte} prefers no gateway "
                 f"of its routes to {rule.dst}",
             )
@@ -146,6 +148,8 @@ class PairChecker:
         self._routes_done: set[str] = set()
         self._symmetry_done: set[tuple[str, str, str, str]] = set()
         self._symmetric_ok: set[tuple[str, str, str, frozenset[str]]] = set()
+        # a tree's client classes take their UDSP rules from their scripts, before any proof
+        with_scripts(world, manifest, out)
 
     # ---------------------------------------------------------------- bookkeeping
 
@@ -205,6 +209,7 @@ class PairChecker:
                 place.path,
                 f"{ep.name} ({ep.role}) configures no NI",
             )
+        dead_rules(ep, self.out)
         _idle_rules(self.loc, self.out, ep, self.prover.verdicts(ep))
         for net, way in self.prover.ways(ep).items():  # in net order
             if way.clean and net not in ep.nets:

@@ -1,7 +1,8 @@
 """Single-hop LNet reachability from one endpoint's state: the verdict on each of its routes
 (gateway on the sender's net, owned by a host that forwards and has an NI on the destination
 net, hop 1) and, per destination net, whether it is reached directly, at the best priority
-(UDSP-preferred gateways, ``udsp:`` router rules, rank before the priority, as LNet picks them)
+(UDSP-preferred gateways of working router rules rank before the priority, as LNet picks them;
+a rule with a priority action is never applied and ranks nothing: ``lnetgen.udsp``)
 present, only at a worse one, or not at all.  Each route and each (endpoint, net) is judged
 once, whatever the number of pairs that ask; endpoints with the same NIs and the same routes to
 a net (most client classes of a nearest-neighbor tree, whose whole tables all differ) share
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from lnetgen.live.state import RouteKey
-from lnetgen.udsp import Rule, preferred
+from lnetgen.udsp import Rule, preferred, working
 from lnetgen.verify.world import Endpoint, World
 
 #: Reach statuses: on a shared net, routed at the best priority, only at a worse priority,
@@ -201,7 +202,7 @@ class Prover:
             table = ep.state.routes.routes if ep.state.routes is not None else {}
             for route in table.items():
                 by_net.setdefault(route[0][0], []).append(route)
-            rules = ep.state.udsp or ()
+            rules = working(ep.state.udsp or ())  # a dead rule prefers nothing
             ruled = _ruled(rules)
             got = {}
             for net in sorted(by_net):
