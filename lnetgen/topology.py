@@ -254,6 +254,23 @@ def link_loads(
     return loads
 
 
+def real_links(dims: Sequence[int]) -> npt.NDArray[np.bool_]:
+    """Which slots of a (X, Y, Z, 6) :func:`link_loads` array are links routing can use --
+    what link counts, means and percentiles are taken over.
+
+    A dimension of size 1 has no link (its slots would leave and re-enter the same chip); a
+    dimension of size 2 has one link pair per ring position: chip 0's ``+`` link reaches chip
+    1 and chip 1's ``+`` link chip 0, and as a tie (half the ring) goes the positive way, no
+    flow takes a ``-`` slot there (counting them doubled the links and halved the mean).  From
+    size 3 both directions are links.  So an 8x1x1 torus has 16 directed links, not 48."""
+    d3 = _dims(dims)
+    mask = np.zeros((*d3, 6), dtype=np.bool_)
+    for axis, n in enumerate(d3):
+        mask[..., 2 * axis] = n >= 2
+        mask[..., 2 * axis + 1] = n >= 3
+    return mask
+
+
 class Segment(NamedTuple):
     """The moves of some flows along one axis in one direction, as runs on a doubled ring:
     flow ``sel[i]`` covers positions ``lo[i] .. hi[i]-1`` (flat indices into an array of

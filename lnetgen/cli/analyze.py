@@ -36,8 +36,34 @@ from lnetgen.cli.siteplan import format_option, load_plan, model_settings, num, 
 
 if TYPE_CHECKING:  # the library is imported lazily at run time
     from lnetgen.analyze import Analysis, FailureReport, LinkStats, Settings
-    from lnetgen.throughput import Prediction
+    from lnetgen.model import Site
+    from lnetgen.throughput import Prediction, WorkloadSpec
+    from lnetgen.throughput.fabric import FabricRoutes
     from lnetgen.traffic.dragonfly import DragonflyReport
+
+
+#: How routes simulated with ``--opensm recorded`` are labelled when the fabrics they route
+#: record no OpenSM settings (``"cib, sib (none recorded, so OpenSM's default settings)"``).
+NONE_RECORDED = "none recorded, so OpenSM's default"
+
+
+def opensm_routes_said(
+    site: Site, opensm: str | None, spec: WorkloadSpec | None
+) -> tuple[FabricRoutes | None, FabricRoutes | None]:
+    """``opensm_routes`` (compute, storage) as analyze, compare and report print them:
+    ``--opensm recorded`` on a site none of whose routed fabrics records OpenSM settings
+    simulates OpenSM without any, and says so (:data:`NONE_RECORDED`) rather than
+    "(recorded settings)"; a site that records them for any routed fabric keeps "recorded"."""
+    from dataclasses import replace
+
+    routes = opensm_routes(site, opensm, spec)
+    if opensm != "recorded" or all(r is None for r in routes):
+        return routes
+    names = {n.strip() for r in routes if r is not None for n in r.fabric.split(",")}
+    if any(f.opensm is not None for f in site.fabrics if f.name in names):
+        return routes
+    compute, storage = (None if r is None else replace(r, settings=NONE_RECORDED) for r in routes)
+    return compute, storage
 
 
 def pct(x: float) -> str:
@@ -110,7 +136,7 @@ def analyze_cmd(
 
     spec = workload_spec(workload)
     site_obj, plan = load_plan(site, strategy, plan_path, force)
-    routes, storage = opensm_routes(site_obj, opensm, spec)
+    routes, storage = opensm_routes_said(site_obj, opensm, spec)
     result = analyze(
         site_obj,
         plan,
@@ -259,8 +285,11 @@ def format_analysis(a: Analysis, show_all: bool = False) -> list[str]:
 
 
 def gb_s(x: float | None) -> str:
-    """MB/s as GB/s for a report, "n/a" when unknown."""
-    return "n/a" if x is None else f"{x / 1000:.1f} GB/s"
+    """A bandwidth given in MB/s as analyze and compare print it, "n/a" when unknown: GB/s
+    from 1 GB/s, MB/s below (never a nonzero figure as 0.0; ``lnetgen.analyze.units``)."""
+    from lnetgen.analyze.units import rate
+
+    return rate(x)
 
 
 def rates_lines(
@@ -311,7 +340,7 @@ def throughput_lines(preds: Sequence[Prediction]) -> list[str]:
             if p.aggregate_mb_s is not None:
                 line += (
                     f" (all ranks running: {most}{gb_s(p.steady_mb_s)}; per rank {most}"
-                    f"{num(p.rank_min_mb_s or 0, 1)}-{num(p.rank_max_mb_s or 0, 1)} MB/s)"
+                    f"{_per_rank(p)})"
                 )
             out.append(line)
         b = p.bottleneck
@@ -330,6 +359,13 @@ def throughput_lines(preds: Sequence[Prediction]) -> list[str]:
     return out
 
 
+def _per_rank(p: Prediction) -> str:
+    """``"714.3-750.0 MB/s"``: the slowest and the fastest rank (never a nonzero one as 0.0)."""
+    from lnetgen.analyze.units import mb_s_digits
+
+    return f"{mb_s_digits(p.rank_min_mb_s or 0)}-{mb_s_digits(p.rank_max_mb_s or 0)} MB/s"
+
+
 def _unrouted_lines(p: Prediction, most: str) -> list[str]:
     """A prediction some of whose ranks have no route: IOR's figure is 0 (the hung ranks never
     finish), then what the ranks with a route move while they run."""
@@ -342,7 +378,7 @@ def _unrouted_lines(p: Prediction, most: str) -> list[str]:
         out.append(
             f"          the {p.ranks - p.unrouted} ranks with a route, running without the "
             f"others: {most}{gb_s(p.steady_mb_s)}{bound}; per rank {most}"
-            f"{num(p.rank_min_mb_s or 0, 1)}-{num(p.rank_max_mb_s or 0, 1)} MB/s"
+            f"{_per_rank(p)}"
         )
     return out
 
@@ -467,6 +503,7 @@ __all__ = [
     "format_analysis",
     "format_placement",
     "gb_s",
+    "opensm_routes_said",
     "pct",
     "place_clients_cmd",
     "place_group",

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from lnetgen.cli.analyze import gb_s, pct, rates_lines
+from lnetgen.cli.analyze import gb_s, opensm_routes_said, pct, rates_lines
 from lnetgen.cli.common import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -19,7 +19,6 @@ from lnetgen.cli.common import (
     model_options,
     not_empty,
     opensm_option,
-    opensm_routes,
     print_diags,
     progress_bars,
     quiet_option,
@@ -113,7 +112,7 @@ def compare_cmd(
         old, old_warnings = load_site(since)
         print_diags(old_warnings)
     spec = workload_spec(workload)
-    routes, storage = opensm_routes(site_obj, opensm, spec)
+    routes, storage = opensm_routes_said(site_obj, opensm, spec)
     settings = model_settings(site_obj, link_mb_s, ost_mb_s, weight_by)
     rows = compare(
         site_obj,
@@ -162,7 +161,8 @@ class Rates:
     @staticmethod
     def figure(x: float | None, unknown: tuple[str, ...], unrouted: int = 0) -> str:
         """A predicted figure: ``"<=48.3 GB/s"`` when it is an upper bound (its prediction
-        crossed the kinds ``unknown`` without a rate); ``"0 (no route: 48 ranks)"`` when
+        crossed the kinds ``unknown`` without a rate), ``"<=30 MB/s"`` below 1 GB/s (never a
+        nonzero figure as 0.0, ``lnetgen.analyze.units``); ``"0 (no route: 48 ranks)"`` when
         ``unrouted`` ranks cannot reach their OSTs (the run never completes)."""
         if unrouted:
             return f"0 (no route: {unrouted} ranks)"

@@ -10,6 +10,7 @@ import sys
 import click
 from click.core import ParameterSource
 
+from lnetgen.cli.analyze import opensm_routes_said
 from lnetgen.cli.common import (
     EXIT_OK,
     STRATEGY_OPT,
@@ -18,7 +19,6 @@ from lnetgen.cli.common import (
     model_options,
     not_empty,
     opensm_option,
-    opensm_routes,
     print_diags,
     progress_bars,
     quiet_option,
@@ -136,7 +136,7 @@ def command(
         max_slices=max_slices,
         progress=progress_bars(quiet),
         workload=spec,
-        routes=opensm_routes(site_obj, opensm, spec),
+        routes=opensm_routes_said(site_obj, opensm, spec),
     )
     html = render_html(report)
     write_file(out, html)

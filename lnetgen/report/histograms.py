@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from lnetgen.report.data import Figure
 from lnetgen.report.solved import Solved
 from lnetgen.report.svg import Line, Rect, Shape, Svg, Text, coord, counts, fmt, tick_text, ticks
+from lnetgen.topology import real_links
 
 
 @dataclass(frozen=True)
@@ -146,13 +147,16 @@ def link_hist(s: Solved, axes: HistogramAxes, sat: float, narrow: bool) -> Figur
     if s.loads is None:
         return None
     edges = axes.link_edges
-    w = s.loads[0].reshape(-1)
-    r = s.loads[1].reshape(-1)
+    real = real_links(s.loads[0].shape[:3])  # no slot along a dimension of size 1
+    w = s.loads[0][real]
+    r = s.loads[1][real]
     caption = (
         f"{len(w)} directed links; idle: {int((w == 0).sum())} for writes, "
         f"{int((r == 0).sum())} for reads (not counted); log scale"
     )
-    if sat > edges[-1]:
+    if not math.isfinite(sat):
+        caption += "; saturation n/a (no link or OST rate)"
+    elif sat > edges[-1]:
         caption += f"; saturation ({fmt(sat)} flows) is beyond the axis"
     svg = _bar_chart(
         f"{s.name}: links per load",

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from lnetgen import __version__
 from lnetgen.analyze import Settings, input_error
+from lnetgen.analyze.units import rate, same_unit
 from lnetgen.diagnostics import Diagnostic
 from lnetgen.model import Site
 from lnetgen.progress import NO_PROGRESS, Progress
@@ -121,21 +122,23 @@ def _global_share(d: DragonflyReport | None) -> str:
 
 
 def _predicted(preds: Sequence[Prediction]) -> list[str]:
-    """The predicted GB/s of writes / reads and the writes' bottleneck (lnetgen.throughput);
-    "at most ..." when either figure is an upper bound (a rate on its path unknown)."""
+    """The predicted bandwidth of writes / reads and the writes' bottleneck
+    (lnetgen.throughput); "at most ..." when either figure is an upper bound (a rate on its
+    path unknown).  ``"48.3 / 50.1 GB/s"``, or each figure with its unit when one is below
+    1 GB/s (``"30 MB/s / 30 MB/s"``; ``lnetgen.analyze.units``): never a nonzero figure as 0.0."""
     by = {p.op: p for p in preds}
 
     def gb(op: str) -> str:
         p = by.get(op)
         if p is not None and p.unrouted:
             return f"0 (no route: {p.unrouted} ranks)"
-        return "n/a" if p is None or p.aggregate_mb_s is None else f"{p.aggregate_mb_s / 1000:.1f}"
+        return rate(None if p is None else p.aggregate_mb_s)
 
     w = by.get("write")
     b = w.bottleneck if w is not None else None
     neck = f"{b.kind} {b.name} ({pct(b.utilisation)})" if b is not None else "n/a"
     most = "at most " if any(p.bound and not p.unrouted for p in preds) else ""
-    return [f"{most}{gb('write')} / {gb('read')} GB/s", neck]
+    return [most + same_unit([gb("write"), gb("read")]), neck]
 
 
 def _warnings(diags: Sequence[Diagnostic]) -> tuple[Message, ...]:

@@ -182,15 +182,19 @@ def torus_phases(
                     f"max {fmt(float(zmax[z]))}",
                 )
             )
-        flat_l = loads.reshape(-1)
-        saturated = int((flat_l > sat + 1e-9).sum())
+        flat_l = loads[topology.real_links(dims)]  # no slot along a dimension of size 1
         used = int((flat_l > 0).sum())
         skipped = dims[2] - len(picked)
+        # without a link or an OST rate no saturation to count links above (analyze: n/a)
+        past = (
+            f"{int((flat_l > sat + 1e-9).sum())} link(s) above saturation ({fmt(sat)})"
+            if math.isfinite(sat)
+            else "saturation n/a"
+        )
         headline = (
             f"{name} ({what}): busiest link {fmt(float(flat_l.max(initial=0.0)))} flows, "
             f"p99 {fmt(float(np.percentile(flat_l, 99)) if len(flat_l) else 0.0)}, "
-            f"{saturated} link(s) above saturation ({fmt(sat)}); {used} of {len(flat_l)} "
-            "links carry traffic"
+            f"{past}; {used} of {len(flat_l)} links carry traffic"
         )
         if skipped:
             headline += (
@@ -220,7 +224,8 @@ def heat_legend(vmax: float, saturation: float) -> Svg:
     x1 = x0 + bw * HEAT_BINS + 16
     items.append(Text(x1, 15, "flows on the busiest link leaving the chip", "legend"))
     items.append(Rect(x1 + 290, 4, 14, 14, "h9 sat"))
-    items.append(Text(x1 + 310, 15, f"above saturation ({fmt(saturation)} flows)", "legend"))
+    sat = f"{fmt(saturation)} flows" if math.isfinite(saturation) else "n/a"
+    items.append(Text(x1 + 310, 15, f"above saturation ({sat})", "legend"))
     items.append(Circle(x1 + 520, 11, 4.5, "rtr"))
     items.append(Text(x1 + 530, 15, "LNet router(s) on the chip", "legend"))
     return Svg(PAGE_WIDTH, 36, "colour scale of the torus maps", tuple(items))

@@ -14,8 +14,9 @@ Ranks are split over the chosen file systems in proportion to their OSTs (seed 0
 * ``linear``: the first clients in node order (what a job launcher gives an empty machine);
 * ``random``: a random draw (numpy, seeded with ``seed``), seed 001's "randomly placed";
 * ``placed``: ``lnetgen place clients`` -- per OSS the free clients nearest to its routers
-  (seed 000 §5; one rank per node, every OSS the same number of ranks);
-* a node set (``"nid[00001-05184]"``): those clients, in node order.
+  (seed 000 §5; one rank per node, as many nodes as the OSS has ranks: OSS with different
+  OST counts are placed alike, ``workload_nodes``);
+* a node set (``"nid[00001-05184]"``, ``"nid001,nid005"``): those clients, in node order.
 
 ``background`` (a percentage) adds other jobs' I/O, which seed 004 measured under: that share
 of the clients outside the job (a random draw, seeded with ``seed``) each streams one
@@ -26,7 +27,7 @@ job runs.  They share every resource with the job's ranks and count in none of i
 
 A workload is written as a YAML mapping (``--workload FILE``) or inline
 (``--workload pattern=shared-file,files=10,nodes=random``); the keys are the fields of
-:class:`WorkloadSpec`.
+:class:`WorkloadSpec`.  An empty value is refused, as a key given twice is.
 """
 
 from __future__ import annotations
@@ -51,7 +52,10 @@ NODE_CHOICES = ("linear", "random", "placed")
 @dataclass(frozen=True)
 class WorkloadSpec:
     """What runs; see the module docstring.  ``ranks`` None: ``files_per_ost`` ranks per OST
-    (file-per-process) or one per OST (shared-file), at most ``ranks_per_node`` per client."""
+    (file-per-process) or one per OST (shared-file), at most ``ranks_per_node`` per client:
+    the default one per OST is cut to what the clients hold (a site with fewer clients than
+    OSTs still gets its default prediction), but a ``files_per_ost`` above 1 that the clients
+    cannot hold is refused, naming the numbers, as ``ranks`` beyond them is."""
 
     name: str = "ior"
     pattern: str = "file-per-process"
@@ -99,7 +103,10 @@ MAX_OSTS = 100_000
 #: million ranks, a thousand to a node, at 1.1 GB (Spider) to 1.4 GB (Blue Waters).
 MAX_PAIRS = 4_000_000
 MAX_SUBFLOWS = 16_000_000
-#: Keys whose value may hold commas: inline, only as the last key (``osts=0-11,24-35``).
+#: Keys whose value may hold commas (``osts=0-11,24-35``, ``nodes=nid001,nid005``): inline, a
+#: part without ``=`` after one of them continues its value.  In a file ``osts`` may also be
+#: a YAML list; ``nodes`` is one string (a list is refused: ``nodes: "nid001,nid005"``).
+_COMMA_KEYS = ("osts", "nodes")
 _LIST_KEYS = ("osts",)
 _KEYS = tuple(f.name for f in fields(WorkloadSpec) if f.name != "source")
 
@@ -144,7 +151,9 @@ def spec_from_mapping(
 
     for key, value in data.items():
         if key not in _KEYS:
-            raise bad(key, f"unknown key {key!r} (known: {', '.join(_KEYS)})")
+            near = close_key(key)
+            hint = f"did you mean {near}?" if near else f"known: {', '.join(_KEYS)}"
+            raise bad(key, f"unknown key {key!r} ({hint})")
         if key in _INT_KEYS:
             try:
                 if not _scalar(value):
@@ -167,6 +176,9 @@ def spec_from_mapping(
             got[key] = ",".join(str(v) for v in value)
         elif not _scalar(value):
             raise bad(key, f"{key} must be a string or a number, not {_kind(value)}")
+        elif not str(value).strip() and key not in _COMMA_KEYS:  # their own words below
+            default = getattr(WorkloadSpec, key)
+            raise bad(key, f"{key} is empty (leave the key out for its default, {default})")
         else:
             got[key] = str(value)
     if "filesystems" in got and not got["filesystems"]:
@@ -196,20 +208,49 @@ def spec_from_mapping(
     return spec
 
 
+def close_key(key: str) -> str:
+    """The workload key ``key`` is most likely a misspelling of (``rank``: ranks), or ""."""
+    import difflib
+
+    near = difflib.get_close_matches(key, _KEYS, n=1, cutoff=0.75)
+    return near[0] if near else ""
+
+
+def _parts(text: str) -> list[str]:
+    """``text`` cut at its commas outside brackets: ClusterShell's ``nid[001,005]`` is one."""
+    parts: list[str] = []
+    depth = start = 0
+    for i, ch in enumerate(text):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth = max(depth - 1, 0)
+        elif ch == "," and not depth:
+            parts.append(text[start:i])
+            start = i + 1
+    return [*parts, text[start:]]
+
+
 def parse_inline(text: str) -> WorkloadSpec:
-    """``key=value,key=value`` (file systems joined with ``+``; a list such as
-    ``osts=0-11,24-35`` runs on over the commas until the next ``key=``)."""
+    """``key=value,key=value`` (file systems joined with ``+``).  A comma inside brackets
+    never cuts (``nodes=nid[001,005]``), and a part without ``=`` after ``osts=`` or ``nodes=``
+    continues that list (``osts=0-11,24-35``, ``nodes=nid001,nid005``) until the next
+    ``key=``; anywhere else it is refused, with the way out."""
     data: dict[str, object] = {}
     last = ""
-    for part in text.split(","):
+    for part in _parts(text):
         if not part.strip():
             continue
         key, eq, value = part.partition("=")
         if not eq:
-            if last in _LIST_KEYS:
+            if last in _COMMA_KEYS:
                 data[last] = f"{data[last]},{part.strip()}"
                 continue
-            raise input_error("E-WORKLOAD", f"--workload: {part!r} is not key=value")
+            raise input_error(
+                "E-WORKLOAD",
+                f"--workload: {part!r} is not key=value (only osts and nodes run on over "
+                "commas; or write the workload in a file)",
+            )
         last = key.strip()
         if last in data:
             raise input_error("E-WORKLOAD", f"--workload: {last} is given twice")
@@ -318,6 +359,8 @@ def _widest(spec: WorkloadSpec, m: int) -> int:
 def build_ranks(site: Site, plan: Plan, ix: PlanIndex, spec: WorkloadSpec) -> Ranks:
     """The ranks of ``spec`` on ``site``; ``InputError`` (E-WORKLOAD) when it cannot run
     (too few clients, an unknown file system, placement that cannot be honoured)."""
+    from lnetgen.throughput.workload_nodes import nearest_osts, rank_nodes
+
     per_fs = _osts(site, ix, spec)
     if spec.osts:
         per_fs = _restrict(per_fs, spec)
@@ -334,7 +377,16 @@ def build_ranks(site: Site, plan: Plan, ix: PlanIndex, spec: WorkloadSpec) -> Ra
         total = spec.ranks
     else:  # one per OST (x files_per_ost), as many as the clients can hold
         per_ost = spec.files_per_ost if spec.pattern == "file-per-process" else 1
-        total = min(per_ost * nost, len(site.clients) * spec.ranks_per_node)
+        room = len(site.clients) * spec.ranks_per_node
+        if per_ost > 1 and per_ost * nost > room:
+            # asked for: refused as ranks= beyond the clients is, not cut without a word
+            raise spec.error(
+                "files_per_ost",
+                f"files_per_ost {per_ost} wants {per_ost * nost:,} ranks ({per_ost} per OST x "
+                f"{nost:,} OSTs); the site's {len(site.clients):,} clients hold {room:,} at "
+                f"ranks_per_node {spec.ranks_per_node}",
+            )
+        total = min(per_ost * nost, room)
     need = -(-total // spec.ranks_per_node)
     if need > len(site.clients):
         key = "ranks" if spec.ranks is not None else "nodes"
@@ -379,9 +431,10 @@ def build_ranks(site: Site, plan: Plan, ix: PlanIndex, spec: WorkloadSpec) -> Ra
     pair_ost = np.concatenate(po)
     pair_w = np.concatenate(pw)
     ost_server = np.asarray(servers, dtype=np.int64)
-    node = _nodes(site, plan, ix, spec, total, pair_rank, pair_ost, ost_server)
+    node = rank_nodes(site, plan, ix, spec, total, pair_rank, pair_ost, ost_server)
     if spec.ost_choice == "nearest":
-        pair_ost = _nearest_osts(ix, spec, node, pair_rank, ost_server)
+        _check_nearest(spec)
+        pair_ost = nearest_osts(ix, node, pair_rank, ost_server)
     return Ranks(spec, node, pair_rank, pair_ost, pair_w, ost_server, tuple(labels))
 
 
@@ -394,86 +447,6 @@ def _check_nearest(spec: WorkloadSpec) -> None:
             "ost_choice=nearest is for single-stripe file-per-process ranks on nodes not "
             "already placed",
         )
-
-
-def _nearest_osts(
-    ix: PlanIndex, spec: WorkloadSpec, node: IntArray, pair_rank: IntArray, ost_server: IntArray
-) -> IntArray:
-    """Seed 004: each rank (in rank order) takes the free OST whose server its node reaches
-    through the fewest torus hops to its gateways (ties: lower OST); when every OST is taken,
-    the nearest again.  Single-stripe file-per-process only."""
-    from lnetgen.place.hops import net_hops
-
-    _check_nearest(spec)
-    hops = net_hops(ix)  # (clients, nets)
-    ost_net = ix.server_net[ost_server]
-    taken = np.zeros(len(ost_server), dtype=bool)
-    out = np.empty(len(node), dtype=np.int64)
-    for j, n in enumerate(node.tolist()):
-        d = hops[n, ost_net]
-        free = np.where(taken, np.inf, d)
-        pick = int(np.argmin(free if np.isfinite(free).any() else d))
-        taken[pick] = True
-        if taken.all():
-            taken[:] = False
-        out[j] = pick
-    return out[pair_rank]
-
-
-def _nodes(
-    site: Site,
-    plan: Plan,
-    ix: PlanIndex,
-    spec: WorkloadSpec,
-    total: int,
-    pair_rank: IntArray,
-    pair_ost: IntArray,
-    ost_server: IntArray,
-) -> IntArray:
-    """The client of each rank."""
-    from lnetgen.place.clients import clients_by_name, place_clients
-
-    nclients = len(site.clients)
-    per = spec.ranks_per_node
-    need = -(-total // per)
-    if spec.nodes == "placed":
-        if per != 1:
-            raise spec.error("nodes", "nodes=placed puts one rank on a node (ranks_per_node=1)")
-        first_pair = np.unique(pair_rank, return_index=True)[1]
-        rank_server = ost_server[pair_ost[first_pair]]
-        order: list[int] = []
-        count: dict[int, int] = {}
-        for s in rank_server.tolist():
-            if s not in count:
-                order.append(s)
-            count[s] = count.get(s, 0) + 1
-        if len(set(count.values())) != 1:
-            raise spec.error("nodes", "nodes=placed needs the same number of ranks on every OSS")
-        try:
-            placed = place_clients(
-                site, plan, [ix.servers[s] for s in order], next(iter(count.values())), index=ix
-            )
-        except InputError as exc:
-            raise spec.error("nodes", f"nodes=placed: {exc.diagnostics[0].message}") from None
-        queue = {ix.server_id(o.server): list(o.clients) for o in placed.per_oss}
-        return np.asarray([queue[s].pop(0) for s in rank_server.tolist()], dtype=np.int64)
-    if spec.nodes == "linear":
-        pool = np.arange(need, dtype=np.int64)
-    elif spec.nodes == "random":
-        pool = (
-            np.random.default_rng(spec.seed)
-            .choice(nclients, size=need, replace=False)
-            .astype(np.int64)
-        )
-    else:
-        try:
-            chosen = clients_by_name(site, spec.nodes)
-        except InputError as exc:
-            raise spec.error("nodes", f"nodes: {exc.diagnostics[0].message}") from None
-        if len(chosen) < need:
-            raise spec.error("nodes", f"{need} nodes wanted, {spec.nodes} has {len(chosen)}")
-        pool = np.asarray(sorted(chosen)[:need], dtype=np.int64)
-    return np.repeat(pool, per)[:total]
 
 
 #: What analyze, compare and report predict when no workload is given: IOR file-per-process,
@@ -499,14 +472,19 @@ def load_workload(arg: str) -> WorkloadSpec:
     src = load_file(arg)
     if not isinstance(src.data, dict):
         raise InputError([src.diag((), "E-WORKLOAD", "a workload file holds a mapping")])
-    if src.data and not any(str(k) in _KEYS for k in src.data):
-        # not a workload: say so without echoing what the file holds
-        raise InputError(
-            [src.diag((), "E-WORKLOAD", "not a workload file: no key is a workload key")]
-        )
     # each key's place, and the document's ("") for errors about no key the file gives
     keys = [(str(k), src.file, *src.where((k,))) for k in src.data]
     source = (("", src.file, *src.where(())), *keys)
+    if src.data and not any(str(k) in _KEYS for k in src.data):
+        # A short file whose key is a workload key misspelt (``rank: 2``) is a workload file:
+        # name the key.  Otherwise it may be any file: say so without echoing what it holds.
+        near = [(str(k), close_key(str(k))) for k in src.data] if len(src.data) <= 2 else []
+        for k, want in near:
+            if want:
+                raise _error(source, k, f"unknown key {k!r} (did you mean {want}?)")
+        raise InputError(
+            [src.diag((), "E-WORKLOAD", "not a workload file: no key is a workload key")]
+        )
     return spec_from_mapping(
         {str(k): _as_written(src, (k,), v) for k, v in src.data.items()}, source
     )

@@ -37,9 +37,9 @@ class LinkStats:
 
     max: float
     p99: float
-    mean: float  # over every directed link of the torus
+    mean: float  # over every directed link of the torus (``topology.real_links``)
     used: int  # links carrying any flow
-    links: int
+    links: int  # directed links of the torus: none along a dimension of size 1
     saturated: int  # links whose flows exceed link_mb_s / ost_mb_s
     volume: float  # sum over links = sum over flows of flow x hops
     top: tuple[tuple[str, float], ...]  # the ten most loaded links, "(x,y,z)X+"
@@ -70,15 +70,19 @@ class TorusReport:
 
 
 def _link_stats(loads: FloatArray, saturation: float) -> LinkStats:
-    flat = loads.reshape(-1)
-    order = np.lexsort((np.arange(len(flat)), -flat))[:10]
+    """The phase's figures over the torus's real links (``topology.real_links``: none along a
+    dimension of size 1, one pair per position along one of size 2), so that ``links``,
+    ``mean`` and ``p99`` count no slot that no flow can take."""
+    whole = loads.reshape(-1)
+    order = np.lexsort((np.arange(len(whole)), -whole))[:10]
     shape = loads.shape
     top = []
     for i in order.tolist():
-        if flat[i] <= 0:
+        if whole[i] <= 0:
             break
         x, y, z, d = np.unravel_index(i, shape)
-        top.append((topology.Link(int(x), int(y), int(z), int(d)).name, rounded(flat[i])))
+        top.append((topology.Link(int(x), int(y), int(z), int(d)).name, rounded(whole[i])))
+    flat = loads[topology.real_links(shape[:3])]
     return LinkStats(
         rounded(flat.max(initial=0.0)),
         rounded(np.percentile(flat, 99)) if len(flat) else 0.0,
