@@ -335,7 +335,7 @@ def throughput_lines(preds: Sequence[Prediction]) -> list[str]:
         else:
             line = f"  {p.op + 's':<6}: {most}{gb_s(p.aggregate_mb_s)}"
             if p.bound:
-                line += f" (bound: no {', '.join(p.unknown)} rate)"
+                line += f" (bound: {p.why_bound})"
             line += " as IOR reports it"
             if p.aggregate_mb_s is not None:
                 line += (
@@ -371,10 +371,10 @@ def _unrouted_lines(p: Prediction, most: str) -> list[str]:
     finish), then what the ranks with a route move while they run."""
     out = [
         f"  {p.op + 's':<6}: 0 GB/s as IOR reports it: no route for {p.unrouted} of {p.ranks} "
-        "ranks (their OSTs are out of reach; the run never completes)"
+        "ranks (their OSTs or their MDS are out of reach; the run never completes)"
     ]
     if p.steady_mb_s is not None:
-        bound = f" (bound: no {', '.join(p.unknown)} rate)" if p.bound else ""
+        bound = f" (bound: {p.why_bound})" if p.bound else ""
         out.append(
             f"          the {p.ranks - p.unrouted} ranks with a route, running without the "
             f"others: {most}{gb_s(p.steady_mb_s)}{bound}; per rank {most}"
