@@ -19,7 +19,7 @@ from lnetgen.verify.findings import KINDS, Collector, Count
 from lnetgen.verify.locate import Locator
 from lnetgen.verify.manifest import FileSystem, Manifest, Server
 from lnetgen.verify.reach import BACKUP, DIRECT, HOLD, NONE, Prover, Reach, RouteVerdict, net_of
-from lnetgen.verify.rules import dead_rules, with_scripts
+from lnetgen.verify.rules import dead_rules
 from lnetgen.verify.world import Endpoint, World
 
 
@@ -148,8 +148,6 @@ class PairChecker:
         self._routes_done: set[str] = set()
         self._symmetry_done: set[tuple[str, str, str, str]] = set()
         self._symmetric_ok: set[tuple[str, str, str, frozenset[str]]] = set()
-        # a tree's client classes take their UDSP rules from their scripts, before any proof
-        with_scripts(world, manifest, out)
 
     # ---------------------------------------------------------------- bookkeeping
 

@@ -16,6 +16,7 @@ from lnetgen.verify.manifest import Manifest, read_manifest
 from lnetgen.verify.pairs import FsProof, PairChecker, mount
 from lnetgen.verify.ping import ping_plan
 from lnetgen.verify.reach import Prover
+from lnetgen.verify.rules import with_scripts
 from lnetgen.verify.world import World, index_nids, read_live_world, read_tree
 
 
@@ -103,6 +104,8 @@ def verify(
     index_nids(world, m, out_dir)
     out = Collector()
     out.extend(world.findings)
+    # a tree's client classes take their UDSP rules from their scripts, before any checker
+    with_scripts(world, m, out)
     _notes(world, out)
     if live is not None:
         loc = Locator(live if os.path.isdir(live) else "")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from lnetgen.diagnostics import Diagnostic, json_path
+from lnetgen.diagnostics import json_path
 from lnetgen.live import LiveParseError
 from lnetgen.live.udsp_file import UDSP_FORMAT, read_rules
 from lnetgen.udsp import Rule
@@ -18,8 +18,7 @@ from lnetgen.verify.findings import Collector
 from lnetgen.verify.manifest import LNET_FORMATS, Manifest
 from lnetgen.verify.world import Endpoint, World
 
-#: A rule the kernel never applies (see the module docstring; to be listed with the codes of
-#: ``verify.findings``).
+#: A rule the kernel never applies (see the module docstring; a warning of ``verify.findings``).
 DEAD = "V-UDSP-DEAD"
 
 
@@ -64,9 +63,7 @@ def dead_rules(ep: Endpoint, out: Collector) -> None:
             "rule with --dst and --rte only without a priority action (lnetctl import cannot "
             "make one; 'lnetgen diff --plan-changes' replaces it)"
         )
-        out.extend(
-            [Diagnostic(file, rule.line, 1 if rule.line else 0, "warning", DEAD, path, message)]
-        )
+        out.add(DEAD, file, rule.line, 1 if rule.line else 0, path, message)
 
 
 __all__ = ["DEAD", "dead_rules", "with_scripts"]
