@@ -234,31 +234,35 @@ def _pairs(
     carried = p_srv < S
     p_srv = np.where(carried, p_srv, 0)
     p_node = ranks.node[p_rank]
+    # the live routes of both sides: the op's carries the pairs, both reach the MDS
+    csh = shares(client, evaluate(client.rows, client.nkeys, mask))
+    ssh = shares(server, evaluate(server.rows, server.nkeys, mask))
     # each pair's route: the routers that carry it
     if op == "write":
-        sh = shares(client, evaluate(client.rows, client.nkeys, mask))
+        sh = csh
         cls = ix.client_class[p_node]
         keys = np.maximum(cls, 0) * nnet + ix.server_net[p_srv]
         usable = cls >= 0
     else:
-        sh = shares(server, evaluate(server.rows, server.nkeys, mask))
+        sh = ssh
         grp = ix.server_group[p_srv]
         kn = ix.client_cnet[p_node]
         keys = np.maximum(grp, 0) * ncnet + np.maximum(kn, 0)
         usable = (grp >= 0) & (kn >= 0)
     per_pair = sh.first[keys + 1] - sh.first[keys]
     # a rank with any OST out of reach hangs: none of its pairs is laid out
-    stranded = _mds_cut(ix, ranks, mask, carrier)
+    stranded = _mds_cut(ix, ranks, carrier, csh, ssh)
     stranded[p_rank[~(usable & carried & (per_pair > 0))]] = True
     usable = usable & carried & ~stranded[p_rank]
     return _Pairs(p_rank, p_srv, p_ost, p_w, keys, usable, sh, per_pair, stranded)
 
 
-def _mds_cut(ix: PlanIndex, ranks: Ranks, mask: BoolArray, carrier: IntArray) -> BoolArray:
+def _mds_cut(ix: PlanIndex, ranks: Ranks, carrier: IntArray, csh: Shares, ssh: Shares) -> BoolArray:
     """Per rank: its client has no live route to some MDS of its file system (the one that
     carries the MDS's targets, ``carrier``), either way -- a request to the MDS over the
-    client's routes, the reply over the MDS's -- whatever the rank's op: without it the
-    rank cannot open or create its file, so it hangs as a rank whose MDS is down does
+    client's live routes ``csh``, the reply over the MDS's ``ssh`` -- whatever the rank's op:
+    without it the rank cannot open or create its file, so it hangs as a rank whose MDS is down
+    does
     (``lnetgen.traffic.routes.carriers``, which counts a file system with any MDS lost as
     down: every MDS, the administrator's worst case with several MDTs, is needed here too).
     The MGS is not: a mounted client keeps doing I/O without it."""
@@ -271,9 +275,6 @@ def _mds_cut(ix: PlanIndex, ranks: Ranks, mask: BoolArray, carrier: IntArray) ->
     fs_id = np.asarray([names.index(role[x][1]) if x in role else -1 for x in ix.servers])
     rank_fs = np.full(n, -1, dtype=np.int64)  # one file per rank: one file system
     rank_fs[ranks.pair_rank] = fs_id[ranks.ost_server[ranks.pair_ost]]
-    client, server = ix.sides()
-    csh = shares(client, evaluate(client.rows, client.nkeys, mask))
-    ssh = shares(server, evaluate(server.rows, server.nkeys, mask))
     cls, kn = ix.client_class[ranks.node], ix.client_cnet[ranks.node]
     nnet, ncnet = len(ix.nets), len(ix.client_nets)
     for m, name in enumerate(ix.servers):
