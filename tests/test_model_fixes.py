@@ -4,6 +4,7 @@ bounds (docs/throughput.md)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -256,3 +257,28 @@ def test_unbounded_rank_does_not_void_the_prediction(tmp_path: Path) -> None:
     # without the unbounded rank: the bounded ranks' 30 MB/s, nothing unbounded
     p = _predict(tmp_path, _ring(False, 15, 2, ""), "projection", "ranks=2,nodes=nid[002-003]")
     assert p.aggregate_mb_s == pytest.approx(30.0) and p.unbounded == 0
+
+
+def test_compare_marks_every_kind_of_bound(tmp_path: Path) -> None:
+    """``compare`` marked a figure "<=" only when a rate was missing: on the fat tree without
+    OpenSM's routes every rate is given, yet the figure is a bound (the compute fabric is not
+    modelled) -- the same figure ``analyze`` calls "at most"."""
+    from click.testing import CliRunner
+
+    from lnetgen.cli import main
+
+    (tmp_path / "coords.csv").write_text(COORDS)
+    path = tmp_path / "site.yaml"
+    path.write_text(FAT_TREE)
+    res = CliRunner().invoke(main, ["compare", str(path), "--workload", "ranks=4"])
+    assert res.exit_code in (0, 1), res.output
+    row = next(ln for ln in res.output.splitlines() if ln.startswith("nearest-neighbor"))
+    assert "<=10 MB/s" in row, row
+    assert (
+        "<=: an upper bound, not a prediction: not modelled: the compute fabric cib" in res.output
+    )
+    res = CliRunner().invoke(
+        main, ["compare", str(path), "--workload", "ranks=4", "--format", "json"]
+    )
+    rows = {r["strategy"]: r for r in json.loads(res.stdout)}
+    assert rows["nearest-neighbor"]["write_bound"] is True

@@ -75,6 +75,14 @@ class CompareRow:
     # the kinds of resource the prediction crossed without a rate: its figure is an upper bound
     write_unknown: tuple[str, ...] = ()
     read_unknown: tuple[str, ...] = ()
+    # the figure is an upper bound (``Prediction.bound``): a rate missing (``*_unknown``), a
+    # part not modelled (``*_unmodelled``), ranks nothing known bounds (``*_unbounded``)
+    write_bound: bool = False
+    read_bound: bool = False
+    write_unmodelled: tuple[str, ...] = ()
+    read_unmodelled: tuple[str, ...] = ()
+    write_unbounded: int = 0
+    read_unbounded: int = 0
     bottleneck: str = ""  # of the writes: "kind name (utilisation)"
     opensm: str = ""  # the fabrics whose OpenSM routes the predictions follow
     # with ``since``: the churn from the older inventory's plan (lnetgen.analyze.churn)
@@ -87,6 +95,13 @@ class CompareRow:
 
     def as_dict(self) -> dict[str, Any]:
         return dict(plain(self))
+
+    def is_bound(self, op: str) -> bool:
+        """The ``op`` figure is an upper bound: its prediction said so, or a rate it crossed
+        is missing (a row built from ``unknown`` alone)."""
+        if op == "write":
+            return self.write_bound or bool(self.write_unknown)
+        return self.read_bound or bool(self.read_unknown)
 
 
 #: The torus figures of a row: None (n/a) on a site without a torus.
@@ -212,6 +227,9 @@ def compare(
             kw[f"{pred.op}_mb_s"] = pred.aggregate_mb_s
             kw[f"{pred.op}_unrouted"] = pred.unrouted
             kw[f"{pred.op}_unknown"] = tuple(pred.unknown)
+            kw[f"{pred.op}_bound"] = pred.bound
+            kw[f"{pred.op}_unmodelled"] = tuple(pred.unmodelled)
+            kw[f"{pred.op}_unbounded"] = pred.unbounded
             kw["opensm"] = pred.opensm
             b = pred.bottleneck
             if pred.op == "write" and b is not None:

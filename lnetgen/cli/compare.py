@@ -159,14 +159,14 @@ class Rates:
         return cls(settings, tuple(entries.items()), unrated(site, routes, storage))
 
     @staticmethod
-    def figure(x: float | None, unknown: tuple[str, ...], unrouted: int = 0) -> str:
-        """A predicted figure: ``"<=48.3 GB/s"`` when it is an upper bound (its prediction
-        crossed the kinds ``unknown`` without a rate), ``"<=30 MB/s"`` below 1 GB/s (never a
+    def figure(x: float | None, bound: bool, unrouted: int = 0) -> str:
+        """A predicted figure: ``"<=48.3 GB/s"`` when it is an upper bound (``bound``: a rate
+        missing, a part not modelled, ranks nothing bounds), ``"<=30 MB/s"`` below 1 GB/s (never a
         nonzero figure as 0.0, ``lnetgen.analyze.units``); ``"0 (no route: 48 ranks)"`` when
         ``unrouted`` ranks cannot reach their OSTs (the run never completes)."""
         if unrouted:
             return f"0 (no route: {unrouted} ranks)"
-        return ("<=" if x is not None and unknown else "") + gb_s(x)
+        return ("<=" if x is not None and bound else "") + gb_s(x)
 
     def row(self, r: CompareRow) -> dict[str, Any]:
         """A row as JSON, with ``write_bound``/``read_bound`` (the figure is an upper bound),
@@ -175,9 +175,7 @@ class Rates:
         d = r.as_dict()
         for op in ("write", "read"):
             d[f"{op}_bound"] = (
-                bool(d.get(f"{op}_unknown"))
-                and d.get(f"{op}_mb_s") is not None
-                and not d.get(f"{op}_unrouted")
+                r.is_bound(op) and d.get(f"{op}_mb_s") is not None and not d.get(f"{op}_unrouted")
             )
         d["unknown"] = list(self.unknown)
         d["sources"] = {k: list(v) for k, v in self.sources}
@@ -197,8 +195,8 @@ def format_compare(rows: list[CompareRow], rates: Rates | None = None) -> list[s
     rates = rates or Rates()
     cells = {
         r.strategy: (
-            rates.figure(r.write_mb_s, r.write_unknown, r.write_unrouted),
-            rates.figure(r.read_mb_s, r.read_unknown, r.read_unrouted),
+            rates.figure(r.write_mb_s, r.is_bound("write"), r.write_unrouted),
+            rates.figure(r.read_mb_s, r.is_bound("read"), r.read_unrouted),
         )
         for r in rows
     }
@@ -253,10 +251,16 @@ def format_compare(rows: list[CompareRow], rates: Rates | None = None) -> list[s
         key=lambda k: (rates.unknown.index(k) if k in rates.unknown else len(rates.unknown), k),
     )
     if any(c[0].startswith("<=") or c[1].startswith("<=") for c in cells.values()):
+        why = [f"the site gives no {', '.join(crossed)} rate, which its paths cross (n/a, not "
+               "limiting)"] if crossed else []  # fmt: skip
+        gaps = sorted({g for r in rows for g in (*r.write_unmodelled, *r.read_unmodelled)})
+        if gaps:
+            why.append(f"not modelled: {'; '.join(gaps)}")
+        if any(r.write_unbounded or r.read_unbounded for r in rows):
+            why.append("some ranks cross no resource of known rate (analyze names them)")
         out.append(
-            f"  <=: an upper bound, not a prediction: the site gives no {', '.join(crossed)} "
-            "rate, which its paths cross (n/a, not limiting); one bound above another does "
-            "not rank the strategies"
+            f"  <=: an upper bound, not a prediction: {'; '.join(why)}; one bound above "
+            "another does not rank the strategies"
         )
     routed = next((r.opensm for r in rows if r.opensm), "")
     if routed:
