@@ -282,3 +282,18 @@ def test_compare_marks_every_kind_of_bound(tmp_path: Path) -> None:
     )
     rows = {r["strategy"]: r for r in json.loads(res.stdout)}
     assert rows["nearest-neighbor"]["write_bound"] is True
+
+
+def test_report_says_why_a_figure_is_a_bound(tmp_path: Path) -> None:
+    """The report's legend named only missing rates as the reason for "at most"."""
+    from click.testing import CliRunner
+
+    from lnetgen.cli import main
+
+    (tmp_path / "coords.csv").write_text(COORDS)
+    path = tmp_path / "site.yaml"
+    path.write_text(FAT_TREE)
+    out = tmp_path / "r.html"
+    res = CliRunner().invoke(main, ["report", str(path), "--out", str(out)])
+    assert res.exit_code in (0, 1), res.output
+    assert "not modelled: the compute fabric cib" in out.read_text()

@@ -235,11 +235,19 @@ def _rates(settings: Settings, items: Sequence[Solved | Unsolved]) -> tuple[str,
                 "run never completes, and IOR reports nothing (0)."
             )
         gaps = dict.fromkeys(k for p in preds if p.bound for k in p.unknown)
-        if gaps:
+        why = (
+            [f"the path crosses {', '.join(gaps)}, whose rates the site does not give (n/a, "
+             "not limiting)"] if gaps else []
+        )  # fmt: skip
+        unmodelled = sorted({u for p in preds for u in p.unmodelled})
+        if unmodelled:
+            why.append(f"not modelled: {'; '.join(unmodelled)}")
+        if any(p.unbounded for p in preds):
+            why.append("some ranks cross no resource of known rate (analyze names them)")
+        if why:
             note += (
-                f" at most: an upper bound, not a prediction: the path crosses "
-                f"{', '.join(gaps)}, whose rates the site does not give (n/a, not limiting); "
-                "one bound above another does not rank the strategies."
+                f" at most: an upper bound, not a prediction: {'; '.join(why)}; one bound "
+                "above another does not rank the strategies."
             )
     return note, rates
 
