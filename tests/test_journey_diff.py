@@ -253,5 +253,7 @@ def test_router_peer_credits_edit_end_to_end(tmp_path: Path) -> None:
     r = run(str(edited), "--live", str(out), "--plan-changes", "--format", "json")
     assert r.exit_code == 1, r.output
     (step,) = [s for s in json.loads(r.stdout)["steps"] if s["title"] == "set LNet tunables"]
-    assert step["live"] is False and ROUTER_FIRST in step["outage"]
+    # the demo's routers are reloaded in two waves (test_reload_waves.py); this is the first
+    assert step["live"] is False and "wave 1 of 2" in step["outage"], step["outage"]
+    assert "drain these routers together (`lnetctl set routing 0`" in step["outage"]
     assert step["commands"][0].startswith("# ") and "peer_credits" in step["commands"][0]

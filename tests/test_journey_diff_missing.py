@@ -19,6 +19,7 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
+from lnetgen import nodes
 from lnetgen.api import generate, write_output
 from lnetgen.cli import main
 from lnetgen.diff import CLIENT, ROUTER, SERVER, DiffResult, Group, HostDiff, plan_changes
@@ -31,6 +32,7 @@ CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u206
 NO_ROUTE = "exit status 255: ssh: connect to host {h} port 22: No route to host"
 NO_LNETCTL = "exit status 127: bash: lnetctl: command not found"
 DRAIN = "drain it first (`lnetctl set routing 0`"
+WAVE_DRAIN = "drain these routers together (`lnetctl set routing 0`"
 TUNABLES = "set LNet tunables"
 
 
@@ -145,7 +147,7 @@ def _reload_steps(paths: Paths | None) -> list[tuple[str, str]]:
     s = HostDiff(SERVER, tunables=(("o2ib.peer_credits", 32, 16),))
     groups = [Group("rtr[4-6]", 3, d), Group("oss1", 1, s)]  # rtr[5-6] join oss1
     steps = plan_changes(DiffResult("s", "x", "p", groups=groups, paths=paths))
-    return [(st.hosts, st.outage) for st in steps if st.title == TUNABLES]
+    return [(st.hosts, st.outage) for st in steps if st.title.startswith(TUNABLES)]
 
 
 def test_a_sole_gateway_is_not_told_to_drain() -> None:
@@ -161,13 +163,15 @@ def test_a_sole_gateway_is_not_told_to_drain() -> None:
         {"rtr4": nets, "rtr5": nets, "rtr6": nets},
     )
     steps = dict(_reload_steps(paths))
-    assert sorted(steps) == ["oss1,rtr[5-6]", "rtr4"], steps
+    # rtr5 and rtr6 are reloaded one after the other (lnetgen.diff.paths.reload_waves)
+    assert sorted(steps) == ["oss1,rtr5", "rtr4", "rtr6"], steps
     assert steps["rtr4"].startswith("file system outage")
     assert "only gateway some hosts have to gni, o2ib4" in steps["rtr4"]
-    assert DRAIN not in steps["rtr4"]
-    server, routers = steps["oss1,rtr[5-6]"].split("; ")
+    assert DRAIN not in steps["rtr4"] and WAVE_DRAIN not in steps["rtr4"]
+    server, routers = steps["oss1,rtr5"].split("; ")
     assert "unmount the targets" in server
-    assert routers.startswith("router outage, paths kept") and DRAIN in routers
+    assert routers.startswith("router outage, paths kept, wave 1 of 2") and WAVE_DRAIN in routers
+    assert steps["rtr6"].startswith("router outage, paths kept, wave 2 of 2")
 
 
 def test_without_paths_the_step_says_both() -> None:
@@ -196,5 +200,6 @@ def test_projection_routers_end_to_end(tmp_path: Path) -> None:
     }
     assert "only gateway some hosts have to gni, o2ib101:" in outages["rtr02"]
     assert DRAIN not in outages["rtr02"]
-    kept = [h for h, o in outages.items() if o.startswith("router outage, paths kept")]
-    assert kept == ["rtr[01,04-05,08-09,12-13,16-20]"] and DRAIN in outages[kept[0]]
+    kept = [h for h, o in outages.items() if o.startswith("router outage, paths kept, wave")]
+    assert nodes.fold(n for h in kept for n in nodes.expand(h)) == "rtr[01,04-05,08-09,12-13,16-20]"
+    assert len(kept) == 2 and all(WAVE_DRAIN in outages[h] for h in kept)

@@ -185,3 +185,43 @@ def sole_gateway_nets(paths: Paths, routers: Iterable[str]) -> dict[str, tuple[s
             if len(via) == 1 and (only := next(iter(via))) in wanted:
                 out[only].add(net)
     return {r: tuple(sorted(nets, key=natural)) for r, nets in sorted(out.items())}
+
+
+def reload_waves(paths: Paths, routers: Iterable[str]) -> list[list[str]]:
+    """``routers`` (each of which every host routing through it can do without: no net it is
+    the only gateway to, ``sole_gateway_nets``) in waves to reload one after the other: no
+    wave holds more than half of any host's planned gateways to one net, so each host keeps
+    at least half of them -- and with them at least half the bandwidth they carry -- up
+    while a wave reloads.
+
+    Half and not "all but one": a wave that leaves a net one gateway of six puts the whole
+    net's traffic on it for the length of the reload.  Routers are taken in name order, each
+    into the first wave it fits; a site whose nets have two or more gateways each usually
+    needs two waves.  Gateways that are not in ``routers`` stay up throughout and count as
+    kept.  A wave starts only when the one before forwards again (the step says so)."""
+    wanted = sorted(set(routers), key=natural)
+    if not wanted:
+        return []
+    chosen = frozenset(wanted)
+    sets: dict[frozenset[str], int] = {}  # gateway set -> how many of it a wave may take
+    for p in paths.peers:
+        by_net: dict[str, set[str]] = {}
+        for net, router, _g in p.want:
+            by_net.setdefault(net, set()).add(router)
+        for via in by_net.values():
+            gateways = frozenset(via)
+            if gateways & chosen and gateways not in sets:
+                sets[gateways] = len(gateways) // 2
+    of_router: dict[str, list[frozenset[str]]] = {}
+    for gateways in sets:
+        for r in gateways & chosen:
+            of_router.setdefault(r, []).append(gateways)
+    waves: list[set[str]] = []
+    for r in wanted:
+        for wave in waves:
+            if all(len(g & wave) < sets[g] for g in of_router.get(r, ())):
+                wave.add(r)
+                break
+        else:
+            waves.append({r})
+    return [sorted(w, key=natural) for w in waves]

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 from lnetgen import nodes
 from lnetgen.diagnostics import printable
-from lnetgen.diff.paths import drain_plan, sole_gateway_nets
+from lnetgen.diff.paths import drain_plan, reload_waves, sole_gateway_nets
 from lnetgen.diff.result import (
     CLIENT,
     ROUTER,
@@ -247,6 +247,8 @@ class _Unit:
     #: a router whose tunables need LNet reloaded: the nets it alone serves to some host
     #: (None: not known, the result has no paths)
     sole: tuple[str, ...] | None = ()
+    #: (k, n): a router reloaded for its tunables in wave k of n (0, 0: not in waves)
+    wave: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True)
@@ -284,17 +286,26 @@ def _units(result: DiffResult) -> tuple[list[_Unit], _Ctx]:
     plan = drain_plan(result.paths, candidates, readdressed, new)
     reloading = [n for g in routers if reload_tunables(g.diff) for n in names[g.hosts]]
     sole = sole_gateway_nets(result.paths, reloading) if result.paths is not None else None
+    waves = (
+        reload_waves(result.paths, [n for n in reloading if not sole.get(n)])
+        if result.paths is not None and sole is not None
+        else []
+    )
+    wave_of = {n: (k, len(waves)) for k, w in enumerate(waves, 1) for n in w if len(waves) > 1}
     units: list[_Unit] = []
     for g in result.groups:
         if g.hosts not in names:
             units.append(_Unit(g.hosts, g.count, g.diff))
             continue
-        parts: dict[tuple[bool, tuple[str, ...], tuple[str, ...] | None], list[str]] = {}
+        parts: dict[
+            tuple[bool, tuple[str, ...], tuple[str, ...] | None, tuple[int, int]], list[str]
+        ] = {}
         for n in names[g.hosts]:
             alone = None if sole is None else sole.get(n, ())
-            parts.setdefault((n in plan.drained, plan.lonely.get(n, ()), alone), []).append(n)
-        for (drained, lonely, alone), hosts in parts.items():
-            units.append(_Unit(nodes.fold(hosts), len(hosts), g.diff, drained, lonely, alone))
+            key = (n in plan.drained, plan.lonely.get(n, ()), alone, wave_of.get(n, (0, 0)))
+            parts.setdefault(key, []).append(n)
+        for (drained, lonely, alone, wave), hosts in parts.items():
+            units.append(_Unit(nodes.fold(hosts), len(hosts), g.diff, drained, lonely, alone, wave))
     outside = result.paths.outside if result.paths is not None else 0
     return units, _Ctx(new, old, outside)
 
@@ -372,7 +383,8 @@ def _tunables_outage(units: list[_Unit]) -> str:
     nets (``plan_changes`` keeps routers that are apart), or none is, or that is not known."""
     routers = [u.sole for u in units if u.diff.role == ROUTER]
     sole = None if None in routers else next((s for s in routers if s), ())
-    return reload_outage((u.diff for u in units), sole)
+    wave = next((u.wave for u in units if u.wave[0]), (0, 0))
+    return reload_outage((u.diff for u in units), sole, wave)
 
 
 def _server_nid_outage(units: list[_Unit]) -> str:
@@ -469,33 +481,45 @@ def plan_changes(result: DiffResult) -> list[Step]:
 
     Within a step, hosts that run the same commands are merged into one node set -- but in
     the tunables step, routers that are the only gateway some hosts have to a net stay apart
-    per such nets (their reload cuts those nets; the others' only needs a drain).
+    per such nets (their reload cuts those nets; the others' only needs a drain), and routers
+    reloaded in waves (``lnetgen.diff.paths.reload_waves``) get a step per wave after the
+    first, which also holds the clients, servers and the first wave.
     """
     units, ctx = _units(result)
     steps: list[Step] = []
     number = 0
     for title, make, outage_of in _PHASES:
-        by_cmds: dict[tuple[tuple[str, ...], tuple[str, ...]], list[_Unit]] = {}
+        by_cmds: dict[tuple[int, tuple[str, ...], tuple[str, ...]], list[_Unit]] = {}
         for u in units:
             cmds = tuple(refused(c) for c in make(u, ctx))
             if cmds:
-                apart = (u.sole or ()) if make is _set_tunables else ()
-                by_cmds.setdefault((cmds, apart), []).append(u)
-        if not by_cmds:
-            continue
-        number += 1
-        items = []
-        for (cmds, _apart), us in by_cmds.items():
-            hosts = (
-                us[0].hosts
-                if len(us) == 1
-                else nodes.fold(n for u in us for n in nodes.expand(u.hosts))
-            )
-            role = min(role_rank(u.diff.role) for u in us)
-            outage = outage_of(us) if outage_of else ""
-            if not outage and ctx.outside and (title in _REMOVALS or any(u.drained for u in us)):
-                outage = _scope_outage(ctx.outside)
-            step = Step(number, title, hosts, sum(u.count for u in us), cmds, outage)
-            items.append((role, natural(hosts), step))
-        steps.extend(s for _r, _n, s in sorted(items, key=lambda t: (t[0], t[1])))
+                tunables = make is _set_tunables
+                apart = (u.sole or ()) if tunables else ()
+                wave = max(u.wave[0], 1) if tunables else 1
+                by_cmds.setdefault((wave, cmds, apart), []).append(u)
+        for wave in sorted({w for w, _c, _a in by_cmds}):
+            number += 1
+            items = []
+            for (w, cmds, _apart), us in by_cmds.items():
+                if w != wave:
+                    continue
+                hosts = (
+                    us[0].hosts
+                    if len(us) == 1
+                    else nodes.fold(n for u in us for n in nodes.expand(u.hosts))
+                )
+                role = min(role_rank(u.diff.role) for u in us)
+                outage = outage_of(us) if outage_of else ""
+                if (
+                    not outage
+                    and ctx.outside
+                    and (title in _REMOVALS or any(u.drained for u in us))
+                ):
+                    outage = _scope_outage(ctx.outside)
+                named = (
+                    title if wave == 1 else f"{title} on routers, wave {wave} of {us[0].wave[1]}"
+                )
+                step = Step(number, named, hosts, sum(u.count for u in us), cmds, outage)
+                items.append((role, natural(hosts), step))
+            steps.extend(s for _r, _n, s in sorted(items, key=lambda t: (t[0], t[1])))
     return steps

@@ -34,6 +34,15 @@ ROUTER_RELOAD_OUTAGE = (
     "peers stop choosing it), never all the gateways of a net at once: every host routing "
     "through it has another gateway to each of its nets"
 )
+#: Routers reloaded in waves (``lnetgen.diff.paths.reload_waves``): wave ``{k}`` of ``{n}``.
+ROUTER_RELOAD_WAVE = (
+    "router outage, paths kept, wave {k} of {n}: the new values take effect only when LNet is "
+    "unloaded and loaded again with the new files -- drain these routers together (`lnetctl "
+    "set routing 0`, until their peers stop choosing them), reload LNet on them{then} (every "
+    "host keeps at least half of its gateways to each of its nets up during a wave)"
+)
+#: The end of a wave's text before the next wave.
+WAVE_THEN = ", and start wave {k} only once they forward again"
 #: A router that is the only gateway some hosts have to ``{nets}``.
 ROUTER_RELOAD_CUT = (
     "file system outage: the new values take effect only when LNet is unloaded and loaded "
@@ -113,16 +122,24 @@ def tunable_sets(d: HostDiff) -> list[str]:
     return out
 
 
-def reload_outage(diffs: Iterable[HostDiff], sole: tuple[str, ...] | None = None) -> str:
+def reload_outage(
+    diffs: Iterable[HostDiff],
+    sole: tuple[str, ...] | None = None,
+    wave: tuple[int, int] = (0, 0),
+) -> str:
     """What a tunables step interrupts when a tunable of its hosts takes effect only when LNet
     is loaded again (one text per role among them, servers first); empty when it runs live.
     ``sole``: the nets the step's routers are the only gateway to for some host (empty: none;
-    None: not known)."""
+    None: not known); ``wave``: (k, n) when its routers are wave k of n (0: not in waves)."""
     roles = {d.role for d in diffs if reload_tunables(d)}
+    k, n = wave
     if sole is None:
         router = ROUTER_RELOAD_UNKNOWN
     elif sole:
         router = ROUTER_RELOAD_CUT.format(nets=", ".join(sole))
+    elif k:
+        then = WAVE_THEN.format(k=k + 1) if k < n else ""
+        router = ROUTER_RELOAD_WAVE.format(k=k, n=n, then=then)
     else:
         router = ROUTER_RELOAD_OUTAGE
     texts = {SERVER: SERVER_RELOAD_OUTAGE, ROUTER: router, CLIENT: CLIENT_RELOAD_OUTAGE}
