@@ -4,6 +4,7 @@ system deployable -- declarations, routes, pairs, mount NIDs -- into a ``VerifyR
 from __future__ import annotations
 
 import os
+from collections.abc import Container
 
 from lnetgen import nodes
 from lnetgen.diagnostics import Diagnostic, InputError, UsageError
@@ -33,6 +34,17 @@ def _scope(world: World, hosts: str | None) -> None:
         raise _usage(f"--hosts {hosts!r}: {exc}") from None
     if not world.scoped:
         raise _usage(f"--hosts {hosts!r} names no host of the tree")
+
+
+def _hosts(hosts: str | None) -> Container[str] | None:
+    """The hosts of ``--hosts`` (None: every host), as a node set (not expanded)."""
+    if hosts is None:
+        return None
+    try:
+        scope: Container[str] = nodes.nodeset(hosts)
+    except nodes.NodeSyntaxError as exc:
+        raise _usage(f"--hosts {hosts!r}: {exc}") from None
+    return scope
 
 
 def _notes(world: World, out: Collector) -> None:
@@ -99,7 +111,10 @@ def verify(
     # a manifest or PATH named on the command line is followed; no link below a directory is
     mpath = manifest or os.path.join(str(out_dir), "manifest.json")
     m = read_manifest(mpath, "" if manifest else str(out_dir))
-    world = read_live_world(live, m) if live is not None else read_tree(str(out_dir), m, progress)
+    if live is not None:
+        world = read_live_world(live, m, _hosts(hosts))
+    else:
+        world = read_tree(str(out_dir), m, progress)
     _scope(world, hosts)
     index_nids(world, m, out_dir)
     out = Collector()

@@ -19,7 +19,7 @@ import dataclasses
 import functools
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 
 import yaml
@@ -183,10 +183,14 @@ def _signature(state: HostState) -> tuple[object, ...]:
     return (id(state.routes), nets, state.routing)
 
 
-def read_live_world(live_path: str, manifest: Manifest) -> World:
+def read_live_world(
+    live_path: str, manifest: Manifest, scope: Container[str] | None = None
+) -> World:
     """Endpoints from live dumps at ``live_path``, roles and file systems from ``manifest``:
-    clients of one class that show the same state form one endpoint.  Raises ``InputError``
-    when ``live_path`` cannot be read."""
+    clients of one class that show the same state form one endpoint.  ``scope``: the hosts of
+    ``--hosts``; a host outside it without a dump is no finding (a partial collection of the
+    site is what ``--hosts`` is for, as in ``diff``).  Raises ``InputError`` when
+    ``live_path`` cannot be read."""
     live = read_live(live_path)
     world = World()
     world.findings.extend(_unreadable(d) for d in live.errors)
@@ -198,7 +202,7 @@ def read_live_world(live_path: str, manifest: Manifest) -> World:
         for h in members:
             state = live.hosts.get(h)
             if state is None:
-                if h not in live.error_hosts:
+                if h not in live.error_hosts and (scope is None or h in scope):
                     world.findings.append(_missing(live_path, h, e, live.collect_failed.get(h)))
                 continue
             groups.setdefault(_signature(state), []).append(h)
