@@ -303,6 +303,11 @@ def test_failover_partner(tree: Path) -> None:
     def pair(doc: dict[str, Any]) -> None:
         servers = doc["filesystems"]["scratch"]["servers"]
         servers[1]["failover"], servers[2]["failover"] = "oss02", "oss01"
+        for s, partner in ((servers[1], servers[2]), (servers[2], servers[1])):
+            for t in s["targets"]:  # the partner's NIDs follow the primary's
+                t["mkfs"] = t["mkfs"].replace(
+                    " /dev/", f" --servicenode={','.join(partner['nids'])} /dev/"
+                )
 
     manifest_edit(tree, pair)
     assert verify(str(tree)).exit_code == 0

@@ -1,23 +1,27 @@
 """What a file system declares, checked against the host files: every server has a file and an
 NI on each net of its NIDs, failover partners and the MGS are servers of the file system, the
 mount spec names the MGS NIDs, every NID handed to clients (mount, ``--mgsnode``,
-``--servicenode``) is one of the serving host's client NIDs, and each MGS is formatted exactly
-once in the whole manifest (a shared MGS too: a second ``mkfs.lustre --mgs`` would wipe the
-configuration logs of the file systems the first one holds)."""
+``--servicenode``) is one of the serving host's client NIDs, every node that may serve a target
+or run the MGS is listed where clients and targets look for it (``failover_nids``), and each MGS
+is formatted exactly once in the whole manifest (a shared MGS too: a second ``mkfs.lustre
+--mgs`` would wipe the configuration logs of the file systems the first one holds)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from lnetgen import nodes
 from lnetgen.verify.findings import Collector
 from lnetgen.verify.locate import Locator
-from lnetgen.verify.manifest import FileSystem, Manifest, Server
+from lnetgen.verify.manifest import FileSystem, Manifest, Server, Target
 from lnetgen.verify.reach import net_of
 from lnetgen.verify.world import Endpoint, World
 
 _MKFS_NIDS = re.compile(r"--(mgsnode|servicenode|failnode)[= ]\"?([^\s\"]+)")
 _MKFS_MGS = re.compile(r"(?:^|\s)--mgs(?=\s|$)")
+#: The failover finding (see ``DeclaredChecker.failover_nids``).
+FAILOVER_NIDS = "V-FAILOVER-NIDS"
 
 
 def _pieces(text: str) -> list[str]:
@@ -50,6 +54,20 @@ def _split_nids(text: str) -> list[str]:
     return out
 
 
+def _and_partner(partner: str | None) -> str:
+    return f" and its failover partner {partner}" if partner is not None else ""
+
+
+def _lacks(opt: str, named: dict[str, set[str | None]], nodes_: list[str]) -> str:
+    """How a message says a target's ``opt`` options name no NID of ``nodes_``."""
+    who = ", ".join(nodes_)
+    if opt in named:
+        return f"its --{opt} options name no NID of {who}"
+    if opt == "failnode":
+        return f"it has no --servicenode or --failnode option naming {who}"
+    return f"it has no --{opt} option naming {who}"
+
+
 class DeclaredChecker:
     """Checks one file system's declarations; reports into a ``Collector``."""
 
@@ -61,6 +79,10 @@ class DeclaredChecker:
 
     def _report(self, code: str, fs: FileSystem, line: int, path: str, message: str) -> None:
         self.out.add(code, self.manifest.path, line, 1, f"$.filesystems.{fs.name}{path}", message)
+
+    def _mkfs_line(self, fs: FileSystem, t: Target) -> int:
+        """The line of ``t``'s ``mkfs`` value in the manifest (of its name when not found)."""
+        return self._at(fs, json.dumps(t.mkfs)) or self._at(fs, f'"name": "{t.name}"')
 
     def servers(self, fs: FileSystem) -> list[tuple[Server, Endpoint]]:
         """The servers of ``fs`` that have a file, each checked against it."""
@@ -166,7 +188,7 @@ class DeclaredChecker:
         failover partner, one of them a mount NID; each ``--servicenode``/``--failnode`` group
         names NIDs of the target's server or its partner, one of them a client NID.  Extra
         server-net NIDs are right there: servers reach each other on them, and Lustre skips a
-        peer NID it cannot reach (``ptlrpc_uuid_to_peer``)."""
+        peer NID it cannot reach (``ptlrpc_uuid_to_peer``).  Then ``failover_nids``."""
         for i, s in enumerate(fs.servers):
             clients = self._client_nids_of(fs, s.name)
             owned = self._all_nids_of(fs, s.name)
@@ -194,6 +216,79 @@ class DeclaredChecker:
                         line,
                         where,
                         f"{fs.name}: {t.name} --{opt}={m.group(2)}: {why}",
+                    )
+        self.failover_nids(fs)
+
+    def failover_nids(self, fs: FileSystem) -> None:
+        """Every node that may serve a target is named where the others look for it
+        (``V-FAILOVER-NIDS``, at the target's ``mkfs`` line or at ``mgs_nids``).
+
+        What an administrator expects, as Lustre uses these lists: clients and the MGS learn
+        a target's servers only from ``mkfs.lustre --servicenode`` (``--failnode``: the
+        failover nodes, the formatting node implied), so a target whose server has a
+        ``failover`` partner must list both -- with ``--servicenode`` every server, the
+        primary too -- or clients never find it once the partner has taken it over.  A target
+        registers with the MGS only at the NIDs of its ``--mgsnode`` options, and clients mount
+        only from the mount NIDs: both must name the MGS and the MGS's failover partner, or
+        no target registers, nor any client mounts, while the partner runs the MGS.  A node is
+        named when one of its NIDs (the manifest's ``nids`` or ``client_nids``) is; what the
+        NIDs themselves must be is ``mkfs``'s and ``mgs``'s check."""
+        names = {s.name: s for s in fs.servers}
+        owner = {n: s.name for s in fs.servers for n in s.nids + s.client_nids}
+
+        def partner(name: str) -> str | None:
+            s = names.get(name)
+            f = s.failover if s is not None else None
+            return f if f is not None and f in names and f != name else None
+
+        mgs_nodes = [n for n in (fs.mgs if fs.mgs in names else None, partner(fs.mgs)) if n]
+        mounted = {owner.get(n) for n in fs.mgs_nids}
+        missing = [n for n in mgs_nodes if n not in mounted]
+        if missing:
+            self._report(
+                FAILOVER_NIDS,
+                fs,
+                self._at(fs, '"mgs_nids"'),
+                ".mgs_nids",
+                f"{fs.name}: the mount NIDs name no NID of {', '.join(missing)} (the MGS "
+                f"{fs.mgs}{_and_partner(partner(fs.mgs))}): clients cannot mount while "
+                f"{' or '.join(missing)} runs the MGS",
+            )
+        for i, s in enumerate(fs.servers):
+            mine = partner(s.name)
+            for j, t in enumerate(s.targets):
+                named: dict[str, set[str | None]] = {}
+                for m in _MKFS_NIDS.finditer(t.mkfs):
+                    found = named.setdefault(m.group(1), set())
+                    found.update(owner.get(n) for n in _split_nids(m.group(2)))
+                where = f".servers[{i}].targets[{j}].mkfs"
+                if "servicenode" in named:
+                    opt, need = "servicenode", [s.name, mine]
+                else:
+                    opt, need = "failnode", [mine]
+                gone = [n for n in need if n is not None and n not in named.get(opt, ())]
+                if gone:
+                    self._report(
+                        FAILOVER_NIDS,
+                        fs,
+                        self._mkfs_line(fs, t),
+                        where,
+                        f"{fs.name}: {t.name} is served by {s.name}{_and_partner(mine)}, but "
+                        f"{_lacks(opt, named, gone)}: clients and the MGS never learn that "
+                        f"{' or '.join(gone)} serves it",
+                    )
+                if _MKFS_MGS.search(t.mkfs):
+                    continue  # the MGS's own target: it registers with itself
+                gone = [n for n in mgs_nodes if n not in named.get("mgsnode", ())]
+                if gone:
+                    self._report(
+                        FAILOVER_NIDS,
+                        fs,
+                        self._mkfs_line(fs, t),
+                        where,
+                        f"{fs.name}: {t.name} registers with the MGS {fs.mgs}"
+                        f"{_and_partner(partner(fs.mgs))}, but {_lacks('mgsnode', named, gone)}: "
+                        f"it cannot register while {' or '.join(gone)} runs the MGS",
                     )
 
     def mgs_formatted_once(self) -> None:

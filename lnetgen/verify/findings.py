@@ -71,6 +71,12 @@ CODES: dict[str, tuple[Severity, str]] = {
     ),
     "V-NID-NO-NI": ("error", "a server's NID is on a net its file has no NI on"),
     "V-FAILOVER": ("error", "a failover partner that is not a server of the same file system"),
+    "V-FAILOVER-NIDS": (
+        "error",
+        "a target's --servicenode (--failnode) options leave out its server or failover "
+        "partner, or its --mgsnode options or the mount NIDs leave out the MGS or the MGS's "
+        "failover partner",
+    ),
     "V-NO-NI": ("error", "a host file configures no NI at all"),
     "V-HOST-MISSING": ("error", "a host the manifest names has no readable file or dump"),
     "V-HOST-UNKNOWN": ("warning", "a dump of a host the manifest does not name"),

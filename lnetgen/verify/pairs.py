@@ -2,6 +2,11 @@
 NIDs) and the MGS NIDs, every server reaches every other server and every client class, the two
 ends of a routed pair use the same routers, and every route of an endpoint in scope is sound.
 
+A destination NID counts only when its host has an NI on its net (``reach.owned``): a route to
+the net is not enough, nothing answers there.  A pair whose destination has no such NID left
+fails, reported at the destination's file (``V-NID-NO-NI``, naming the senders and the NIDs
+tried); a NID dropped so is named in the sender's failure when the others fail too.
+
 Failures are reported per sender (file) and cause, listing the destinations, so a site whose
 servers cannot reach each other gets one finding per server, not one per pair.
 """
@@ -9,17 +14,15 @@ servers cannot reach each other gets one finding per server, not one per pair.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from lnetgen import nodes
 from lnetgen.progress import Tick, counted
-from lnetgen.udsp import matches, working
 from lnetgen.verify.findings import KINDS, Collector, Count
 from lnetgen.verify.locate import Locator
 from lnetgen.verify.manifest import FileSystem, Manifest, Server
-from lnetgen.verify.reach import BACKUP, DIRECT, HOLD, NONE, Prover, Reach, RouteVerdict, net_of
-from lnetgen.verify.rules import dead_rules
+from lnetgen.verify.reach import BACKUP, DIRECT, HOLD, NONE, Prover, Reach, net_of, owned
+from lnetgen.verify.rules import dead_rules, idle_rules
 from lnetgen.verify.world import Endpoint, World
 
 
@@ -29,6 +32,18 @@ class _Failure:
 
     dests: set[str] = field(default_factory=set)
     nets: set[str] = field(default_factory=set)
+    #: NIDs of the destinations not tried: their host has no NI on their net
+    dead: set[str] = field(default_factory=set)
+
+
+def _dead(ep: Endpoint, nids: tuple[str, ...]) -> tuple[str, ...]:
+    """``nids`` of ``ep`` on a net it has no NI on, each with why (for a message)."""
+    return tuple(f"{n} ({ep.name} has no NI on {net_of(n)})" for n in nids)
+
+
+def _shown(items: list[str], limit: int = 6) -> str:
+    more = len(items) - limit
+    return ", ".join(items[:limit]) + (f" and {more} more" if more > 0 else "")
 
 
 @dataclass
@@ -87,6 +102,9 @@ def _folded(names: set[str]) -> str:
     return ", ".join(sorted(names))
 
 
+#: A server as another server reaches it: its NIDs on nets it has an NI on, and the others.
+_Peer = tuple[Server, Endpoint, tuple[str, ...], tuple[str, ...]]
+
 #: Servers a client reaches alike (``_alike_servers``) and the nets of their client NIDs.
 _Alike = tuple[tuple[str, ...], list[tuple[Server, Endpoint]]]
 
@@ -99,7 +117,8 @@ def _alike_servers(p: FsProof) -> list[_Alike]:
     groups: dict[tuple[object, ...], _Alike] = {}
     for (s, sep), nets in zip(p.servers, p.client_nets, strict=True):
         routes = sep.state.routes
-        key = (nets, sep.nets, sep.role, id(routes) if routes is not None else None)
+        known = sep.state.nets is not None  # NIs not shown: every client NID is tried
+        key = (nets, sep.nets, known, sep.role, id(routes) if routes is not None else None)
         groups.setdefault(key, (nets, []))[1].append((s, sep))
     return list(groups.values())
 
@@ -108,27 +127,6 @@ def _status(r: Reach | None) -> str:
     if r is None or not r.ok:
         return "fail"
     return "backup" if r.status == BACKUP else "hold"
-
-
-def _idle_rules(
-    loc: Locator, out: Collector, ep: Endpoint, verdicts: Mapping[str, Sequence[RouteVerdict]]
-) -> None:
-    """V-UDSP-NO-ROUTE for each working UDSP router rule of ``ep`` that prefers no gateway of
-    its routes to the rule's net (the rule does nothing), at its line when known."""
-    for rule in working(ep.state.udsp or ()):
-        gws = [v.gateway for v in verdicts.get(rule.dst, ())]
-        if not any(matches(rule.rte, g) for g in gws):
-            file = ep.state.udsp_file or ep.file
-            place = loc.section(file, "udsp") if not rule.line else None
-            out.add(
-                "V-UDSP-NO-ROUTE",
-                file,
-                place.line if place is not None else rule.line,
-                place.col if place is not None else 1,
-                place.path if place is not None else "$",
-                f"{ep.name}: UDSP rule --dst {rule.dst} --rte {rule.rte} prefers no gateway "
-                f"of its routes to {rule.dst}",
-            )
 
 
 class PairChecker:
@@ -145,13 +143,24 @@ class PairChecker:
             loc,
         )
         self._failures: dict[tuple[str, str, str], _Failure] = {}
+        #: (destination, kind) -> the senders (``dests``) that have no NID of it to try, and
+        #: the NIDs they would have used (``nets``)
+        self._unowned: dict[tuple[str, str], _Failure] = {}
         self._routes_done: set[str] = set()
         self._symmetry_done: set[tuple[str, str, str, str]] = set()
         self._symmetric_ok: set[tuple[str, str, str, frozenset[str]]] = set()
 
     # ---------------------------------------------------------------- bookkeeping
 
-    def _fail(self, sender: Endpoint, kind: str, r: Reach | None, dest: str, net: str) -> None:
+    def _fail(
+        self,
+        sender: Endpoint,
+        kind: str,
+        r: Reach | None,
+        dest: str,
+        net: str,
+        dead: tuple[str, ...] = (),
+    ) -> None:
         code = (
             "V-BACKUP-ONLY"
             if r is not None and r.status == BACKUP
@@ -160,13 +169,21 @@ class PairChecker:
         f = self._failures.setdefault((sender.name, kind, code), _Failure())
         f.dests.add(dest)
         f.nets.add(net)
+        f.dead.update(dead)
+
+    def _no_nid(self, sender: Endpoint, kind: str, dest: Endpoint, nids: tuple[str, ...]) -> None:
+        """``sender`` has no NID of ``dest`` to try: every one it may use (``nids``) is on a
+        net ``dest`` has no NI on.  The pair fails; reported at ``dest``'s file."""
+        f = self._unowned.setdefault((dest.name, kind), _Failure())
+        f.dests.add(sender.name)
+        f.nets.update(nids)
 
     def flush(self) -> None:
         """Report the failures gathered, one finding per sender, kind and cause."""
         for (name, kind, code), f in sorted(self._failures.items()):
             ep = self.world.endpoints[name]
             nets = sorted(f.nets)
-            shown = ", ".join(nets[:6]) + (f" and {len(nets) - 6} more" if len(nets) > 6 else "")
+            shown = _shown(nets)
             dests = _folded(f.dests)
             who = ep.name if ep.hosts == ep.name else f"{ep.name} ({ep.hosts})"
             if code == "V-NO-ROUTE":
@@ -180,6 +197,8 @@ class PairChecker:
             else:
                 why = f"only backup routes work to {shown}"
                 place = self.loc.route(ep.file, nets[0], "")
+            if f.dead:
+                why += f"; not tried: {_shown(sorted(f.dead), 4)}"
             self.out.add(
                 code,
                 ep.file,
@@ -191,6 +210,19 @@ class PairChecker:
                 else f"{kind}: {who} reaches {dests} only at a worse priority: {why}",
             )
         self._failures.clear()
+        for (name, kind), f in sorted(self._unowned.items()):
+            ep = self.world.endpoints[name]
+            place = self.loc.section(ep.file, "net")
+            self.out.add(
+                "V-NID-NO-NI",
+                ep.file,
+                place.line,
+                place.col,
+                place.path,
+                f"{kind}: {_folded(f.dests)} cannot reach {name}: {name} has no NI on the net "
+                f"of any NID they may use ({_shown(sorted(f.nets))})",
+            )
+        self._unowned.clear()
 
     def routes(self, ep: Endpoint) -> None:
         """Report what is wrong with each route of ``ep`` (once per endpoint)."""
@@ -208,7 +240,7 @@ class PairChecker:
                 f"{ep.name} ({ep.role}) configures no NI",
             )
         dead_rules(ep, self.out)
-        _idle_rules(self.loc, self.out, ep, self.prover.verdicts(ep))
+        idle_rules(self.loc, self.out, ep, self.prover.verdicts(ep))
         for net, way in self.prover.ways(ep).items():  # in net order
             if way.clean and net not in ep.nets:
                 continue  # nothing to report
@@ -317,9 +349,11 @@ class PairChecker:
             for nets, members in alike if scoped(c) else alike_scoped:
                 if members:
                     self._client_to_servers(p, c, nets, members)
-        by_nets: dict[tuple[str, ...], list[tuple[Server, Endpoint]]] = {}
+        by_nets: dict[tuple[tuple[str, ...], tuple[str, ...]], list[_Peer]] = {}
         for b_spec, b in p.servers:
-            by_nets.setdefault(tuple(net_of(n) for n in b_spec.nids), []).append((b_spec, b))
+            live, dead = owned(b, b_spec.nids)
+            key = (tuple(net_of(n) for n in live), tuple(net_of(n) for n in dead))
+            by_nets.setdefault(key, []).append((b_spec, b, live, dead))
         # a server reaches every client with the same NI nets alike
         by_client_nets: dict[tuple[str, ...], list[Endpoint]] = {}
         for c in p.clients:
@@ -337,25 +371,34 @@ class PairChecker:
                         self._fail(a, KINDS[2], r, c.name, r.net if r else "(no client net)")
 
     def _server_to_servers(
-        self, p: FsProof, a: Endpoint, by_nets: dict[tuple[str, ...], list[tuple[Server, Endpoint]]]
+        self,
+        p: FsProof,
+        a: Endpoint,
+        by_nets: dict[tuple[tuple[str, ...], tuple[str, ...]], list[_Peer]],
     ) -> None:
-        """``a`` reaches every other server (any of its NIDs); servers whose NIDs are on the
-        same nets are reached alike, so each such group is judged once."""
+        """``a`` reaches every other server (any of its NIDs its host has an NI for:
+        ``owned``); servers whose NIDs are on the same nets, with the same NIs, are reached
+        alike, so each such group is judged once."""
         scoped = self.world.in_scope
         for members in by_nets.values():
-            others = [(s, e) for s, e in members if e is not a and (scoped(a) or scoped(e))]
+            others = [m for m in members if m[1] is not a and (scoped(a) or scoped(m[1]))]
             if not others:
                 continue
-            first = others[0][0].nids
+            first = others[0][2]
+            if not first:  # no NID of theirs is on a net they have an NI on
+                p.counts[KINDS[1]].add("fail", len(others))
+                for b_spec, b, _live, _gone in others:
+                    self._no_nid(a, KINDS[1], b, b_spec.nids)
+                continue
             nid, r = self.prover.reach_any(a, first)
             index = first.index(nid) if nid else 0
             status = _status(r)
             p.counts[KINDS[1]].add(status, len(others))
-            for b_spec, b in others:
+            for b_spec, b, live, dead in others:
                 if status != "hold":
-                    self._fail(a, KINDS[1], r, b.name, net_of(b_spec.nids[index]))
+                    self._fail(a, KINDS[1], r, b.name, net_of(live[index]), _dead(b, dead))
                 if r is not None and r.ok:
-                    p.server_nid[(a.hosts, b_spec.name)] = b_spec.nids[index]
+                    p.server_nid[(a.hosts, b_spec.name)] = live[index]
                     if r.status != DIRECT:
                         self.symmetric(a, r, b)
 
@@ -384,9 +427,15 @@ class PairChecker:
         self, p: FsProof, c: Endpoint, s: Server, sep: Endpoint, nets: tuple[str, ...]
     ) -> str:
         """Prove ``c`` -> ``s``, the nets of whose client NIDs are ``nets``: the status; the
-        NID used goes to ``p.client_pick`` unless it is the first."""
+        NID used goes to ``p.client_pick`` unless it is the first.  Only the client NIDs on a
+        net ``s`` has an NI on are tried (``owned``)."""
         reach = self.prover.reach
-        results = [(nid, reach(c, net)) for nid, net in zip(s.client_nids, nets, strict=True)]
+        live, dead = owned(sep, s.client_nids)
+        if not live:
+            p.counts[KINDS[0]].add("fail")
+            self._no_nid(c, KINDS[0], sep, s.client_nids)
+            return "fail"
+        results = [(nid, reach(c, net_of(nid))) for nid in live]
         if results and all(r.status in (DIRECT, HOLD) for _nid, r in results):
             # the common case of what follows: the first NID is used, nothing to report
             r = results[0][1]
@@ -405,7 +454,7 @@ class PairChecker:
             self.symmetric(c, usable[0][1], sep)
         if not good:
             nid, r = usable[0] if usable else results[0]
-            self._fail(c, KINDS[0], r, s.name, r.net)
+            self._fail(c, KINDS[0], r, s.name, r.net, _dead(sep, dead))
         for nid, r in results:
             if usable and not r.ok:
                 place = self.loc.route(c.file, r.net, "")
@@ -421,15 +470,28 @@ class PairChecker:
         return status
 
 
+def _unanswered(world: World, nid: str) -> str:
+    """Why nothing answers at ``nid``, or "": its host has no NI on its net (``owned``)."""
+    owner = world.nid_owner.get(nid)
+    ep = world.by_host.get(owner) if owner is not None else None
+    if ep is None or not owned(ep, (nid,))[1]:
+        return ""
+    return f"{ep.name} has no NI on {net_of(nid)} ({ep.file})"
+
+
 def mount(checker: PairChecker, p: FsProof) -> None:
     """Every client class of ``p`` reaches every MGS NID it mounts from (a check of the
-    file system, not of a pair: outside ``PairChecker``, which it reads)."""
+    file system, not of a pair: outside ``PairChecker``, which it reads): a route to the
+    NID's net, and an NI of its host on that net -- one finding per NID when that NI is
+    missing, since no client reaches it then."""
+    world = checker.world
+    dead = {nid: _unanswered(world, nid) for nid in p.fs.mgs_nids}
     for c in p.clients:
-        if not checker.world.in_scope(c):
+        if not world.in_scope(c):
             continue
         for nid in p.fs.mgs_nids:
             r = checker.prover.reach(c, net_of(nid))
-            if r.ok:
+            if r.ok and not dead[nid]:
                 continue
             line = checker.manifest.line_of(
                 '"filesystems"', f'"{p.fs.name}":', '"mgs_nids"', f'"{nid}"'
@@ -440,6 +502,8 @@ def mount(checker: PairChecker, p: FsProof) -> None:
                 line,
                 1,
                 f"$.filesystems.{p.fs.name}.mgs_nids",
-                f"{p.fs.name}: clients mount from {nid}, but {c.name} ({c.hosts}) has no "
+                f"{p.fs.name}: clients mount from {nid}, but {dead[nid]}: no client reaches it"
+                if dead[nid]
+                else f"{p.fs.name}: clients mount from {nid}, but {c.name} ({c.hosts}) has no "
                 f"working route to {net_of(nid)} ({c.file})",
             )

@@ -296,3 +296,22 @@ class Prover:
                     got = (i, r)
             self._any[key] = got
         return (nids[got[0]], got[1]) if got[1] is not None else ("", None)
+
+
+def owned(ep: Endpoint, nids: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``nids`` of the host ``ep`` split into those on a net it has an NI on and the others.
+
+    A NID is reachable only where a route leads to its net *and* its host has an NI there:
+    a NID the manifest lists on a net the host's file (or live dump) has no NI on answers
+    nothing, however good the routes to that net are, so no pair may count on it.  When the
+    state does not show the NIs at all (a dump without its ``net:`` part), every NID is kept:
+    nothing is known against it."""
+    if ep.state.nets is None:
+        return nids, ()
+    nets = ep.nets
+    if all(net_of(n) in nets for n in nids):
+        return nids, ()
+    return (
+        tuple(n for n in nids if net_of(n) in nets),
+        tuple(n for n in nids if net_of(n) not in nets),
+    )

@@ -3,19 +3,23 @@ scripts (``udsp/<class>.sh``, listed in the manifest), not from the lnetctl file
 none (``lnetgen.udsp``); and a rule the kernel keeps but never applies (``Rule.dead``: a router
 rule with a priority action, in an lnetctl file or a dump) is a finding, at its line.
 
-Only working router rules rank gateways (``lnetgen.udsp.working``, ``verify.reach``)."""
+Only working router rules rank gateways (``lnetgen.udsp.working``, ``verify.reach``); one that
+prefers no gateway of the endpoint's routes to its net does nothing, also a finding."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping, Sequence
 
 from lnetgen.diagnostics import json_path
 from lnetgen.live import LiveParseError
 from lnetgen.live.udsp_file import UDSP_FORMAT, read_rules
-from lnetgen.udsp import Rule
+from lnetgen.udsp import Rule, matches, working
 from lnetgen.verify.findings import Collector
+from lnetgen.verify.locate import Locator
 from lnetgen.verify.manifest import LNET_FORMATS, Manifest
+from lnetgen.verify.reach import RouteVerdict
 from lnetgen.verify.world import Endpoint, World
 
 #: A rule the kernel never applies (see the module docstring; a warning of ``verify.findings``).
@@ -66,4 +70,25 @@ def dead_rules(ep: Endpoint, out: Collector) -> None:
         out.add(DEAD, file, rule.line, 1 if rule.line else 0, path, message)
 
 
-__all__ = ["DEAD", "dead_rules", "with_scripts"]
+def idle_rules(
+    loc: Locator, out: Collector, ep: Endpoint, verdicts: Mapping[str, Sequence[RouteVerdict]]
+) -> None:
+    """V-UDSP-NO-ROUTE for each working UDSP router rule of ``ep`` that prefers no gateway of
+    its routes to the rule's net (the rule does nothing), at its line when known."""
+    for rule in working(ep.state.udsp or ()):
+        gws = [v.gateway for v in verdicts.get(rule.dst, ())]
+        if not any(matches(rule.rte, g) for g in gws):
+            file = ep.state.udsp_file or ep.file
+            place = loc.section(file, "udsp") if not rule.line else None
+            out.add(
+                "V-UDSP-NO-ROUTE",
+                file,
+                place.line if place is not None else rule.line,
+                place.col if place is not None else 1,
+                place.path if place is not None else "$",
+                f"{ep.name}: UDSP rule --dst {rule.dst} --rte {rule.rte} prefers no gateway "
+                f"of its routes to {rule.dst}",
+            )
+
+
+__all__ = ["DEAD", "dead_rules", "idle_rules", "with_scripts"]
