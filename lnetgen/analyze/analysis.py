@@ -78,9 +78,10 @@ def analyze(
 ) -> Analysis:
     """Analyze ``plan`` on ``site``: storage-fabric crossings, torus loads, failures.
 
-    ``fail`` names routers, leaves, switches, nets or groups (see :func:`resolve_down`: a
-    leaf or switch takes the servers cabled to it down with its routers); traffic then uses
-    the best live priority.  Without ``fail`` the N-1 summary is computed
+    ``fail`` names routers, leaves, switches, servers, nets or groups (see
+    :func:`resolve_down`: a leaf or switch takes the servers cabled to it down with its
+    routers, a server goes down alone and its failover partner carries its targets); traffic
+    then uses the best live priority.  Without ``fail`` the N-1 summary is computed
     (unless ``with_n_minus_1`` is False).  ``workload`` None is the uniform workload.
     ``ports`` False skips the per-router link figures (one ``link_loads`` call per router and
     phase) for batched calls: same link loads, faster; ``torus`` False skips the torus.
@@ -133,7 +134,7 @@ def analyze(
         lost_reads=rounded(tr.lost_r),
         fabric=fabric,
         torus=torus_part,
-        failure=failure_report(ix, failed, down.servers) if fail else None,
+        failure=(failure_report(ix, failed, down.servers, down.named_servers) if fail else None),
         n_minus_1=n1,
         failure_loads=loads,
         findings=ix.findings,

@@ -23,6 +23,18 @@ class LeafLoad:
 
 
 @dataclass(frozen=True)
+class SwitchCrossing:
+    """Flows with an end (router or server) on ``switch`` whose router and server sit on
+    different leaf modules: they cross that switch's spine (a director) or its uplinks (a
+    TOR switch).  A flow between two switches crosses both, so the switches' figures add up
+    to more than :attr:`FabricPhase.crossing` exactly by the flows between switches; on a
+    fabric of one switch its figure is :attr:`FabricPhase.crossing`."""
+
+    switch: str
+    flows: float
+
+
+@dataclass(frozen=True)
 class FabricPhase:
     """One direction of bulk traffic on the storage fabric (flows)."""
 
@@ -34,6 +46,7 @@ class FabricPhase:
     mean_uplink: float  # mean over the uplinks (both directions) of the leaves in use
     max_leaf: str
     leaves: tuple[LeafLoad, ...]
+    switches: tuple[SwitchCrossing, ...] = ()  # per switch in use, by name
 
     @property
     def imbalance(self) -> float:
@@ -82,10 +95,22 @@ def fabric_report(ix: PlanIndex, tr: Traffic) -> FabricReport:
         inter_sw = float((flows_sr * inter).sum())
         router_side = np.bincount(rl, weights=x.sum(axis=0), minlength=len(leaves))
         server_side = np.bincount(sl, weights=x.sum(axis=1), minlength=len(leaves))
-        phases.append((served, crossing, inter_sw, router_side, server_side))
+        # per switch: crossing flows with their router there, with their server there, less
+        # those with both there (counted twice)
+        n_sw = len(switches)
+        both = np.bincount(ssw, weights=(x * ~inter).sum(axis=1), minlength=n_sw)
+        per_sw = (
+            np.bincount(rsw, weights=x.sum(axis=0), minlength=n_sw)
+            + np.bincount(ssw, weights=x.sum(axis=1), minlength=n_sw)
+            - both
+        )
+        by_switch = tuple(
+            SwitchCrossing(name, max(float(per_sw[k]), 0.0)) for k, name in enumerate(switches)
+        )
+        phases.append((served, crossing, inter_sw, router_side, server_side, by_switch))
     uplinks = np.asarray([leaf_uplinks(ix.site, lf) for lf in leaves], dtype=np.float64)
     out = []
-    for i, (served, crossing, inter_sw, router_side, server_side) in enumerate(phases):
+    for i, (served, crossing, inter_sw, router_side, server_side, by_switch) in enumerate(phases):
         # writes leave the router's leaf and enter the server's; reads the other way round
         up, down = (router_side, server_side) if i == 0 else (server_side, router_side)
         per_up = np.maximum(up, down) / uplinks
@@ -104,6 +129,7 @@ def fabric_report(ix: PlanIndex, tr: Traffic) -> FabricReport:
                     LeafLoad(lf, int(uplinks[j]), float(up[j]), float(down[j]))
                     for j, lf in enumerate(leaves)
                 ),
+                by_switch,
             )
         )
     used = w_sr > 0

@@ -52,15 +52,17 @@ class PairStatus:
 
 @dataclass(frozen=True)
 class ServerDown:
-    """A server a failure takes out of service: cut off with a failed leaf module or switch
-    (``cut``), or on a live port but of a file system whose MDS is lost.  ``carried_by``:
-    the failover partner that carries its targets now ('' when they are lost)."""
+    """A server a failure takes out of service: failed by name (``named``, and ``cut``), cut
+    off with a failed leaf module or switch (``cut``), or on a live port but of a file system
+    whose MDS is lost.  ``carried_by``: the failover partner that carries its targets now
+    ('' when they are lost)."""
 
     name: str
     role: str  # oss | mds
     targets: int  # its OSTs (an OSS) or MDTs (an MDS)
     cut: bool
     carried_by: str
+    named: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,8 +80,11 @@ class FailureReport:
         return sum(1 for s in self.servers if not s.carried_by)
 
 
-def _servers_down(ix: PlanIndex, cut: Sequence[str]) -> tuple[ServerDown, ...]:
-    """The servers out of service with ``cut`` cut off, in plan order."""
+def _servers_down(
+    ix: PlanIndex, cut: Sequence[str], named: Sequence[str] = ()
+) -> tuple[ServerDown, ...]:
+    """The servers out of service with ``cut`` cut off (``named``: those failed by name), in
+    plan order."""
     carrier = carriers(ix, cut)
     site = {s.name: s for s in ix.site.servers}
     out = []
@@ -95,16 +100,21 @@ def _servers_down(ix: PlanIndex, cut: Sequence[str]) -> tuple[ServerDown, ...]:
                 (len(s.osts) if s.role == "oss" else len(s.mdts)) if s is not None else 0,
                 name in cut,
                 "" if c == LOST_SERVER else ix.servers[c],
+                name in named,
             )
         )
     return tuple(out)
 
 
 def failure_report(
-    ix: PlanIndex, failed: Sequence[str], servers: Sequence[str] = ()
+    ix: PlanIndex,
+    failed: Sequence[str],
+    servers: Sequence[str] = (),
+    named: Sequence[str] = (),
 ) -> FailureReport:
     """Which pairs lose their planned routes when ``failed`` routers are down, and which
-    servers go out of service with ``servers`` cut off.  A pair whose servers are all out of
+    servers go out of service with ``servers`` cut off (``named``: those of them failed by
+    name rather than with their leaf module or switch).  A pair whose servers are all out of
     service (a storage net none of whose servers is up, a server group all cut off) is left
     out: there is nothing at its end to route to or from, and ``FailureReport.servers`` says
     what became of their targets."""
@@ -151,7 +161,9 @@ def failure_report(
             )
     rank = {LOST: 0, FALLBACK: 1, DEGRADED: 2}
     pairs.sort(key=lambda p: (rank[p.status], p.side, p.net, p.who))
-    return FailureReport(tuple(failed), tuple(pairs), counts, weighted, _servers_down(ix, servers))
+    return FailureReport(
+        tuple(failed), tuple(pairs), counts, weighted, _servers_down(ix, servers, named)
+    )
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,10 @@
 
 Per-rank figures stay in MB/s with one decimal (:func:`mb_s_digits`), more where one would
 show a nonzero figure as 0.0.
+
+A count of flows (:func:`flows`) is whole when it is (``"4"``, ``"12"``: a leaf's OSTs) and
+otherwise has two decimals like every other figure (``"3.33"``); ``:g`` printed
+``"3.33333"``.
 """
 
 from __future__ import annotations
@@ -48,3 +52,12 @@ def same_unit(figures: list[str]) -> str:
     if all(not f.endswith(" MB/s") for f in figures):
         return " / ".join(f.removesuffix(" GB/s") for f in figures) + " GB/s"
     return " / ".join(figures)
+
+
+def flows(x: float) -> str:
+    """A count of flows as text: ``"4"`` when it is whole (to two decimals), else two
+    decimals, ``"3.33"``; ``"n/a"`` when not finite."""
+    if not math.isfinite(x):
+        return "n/a"
+    text = f"{x:.2f}"
+    return text[:-3] if text.endswith(".00") else text

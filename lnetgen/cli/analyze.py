@@ -85,8 +85,8 @@ def pct(x: float) -> str:
     "fail",
     metavar="NAMES",
     help="fail routers (a node set: 'rtr[01-02]'), a leaf (core1/L01) or switch (every router "
-    "and server cabled to it; a server's targets move to a live failover partner), or a "
-    "storage net or group (its priority-0 routers); repeatable",
+    "and server cabled to it), servers (a server's targets move to a live failover partner, "
+    "else are lost), or a storage net or group (its priority-0 routers); repeatable",
 )
 @click.option("--all", "show_all", is_flag=True, help="list every hurt pair and every router")
 @model_options
@@ -391,7 +391,12 @@ def _failure_lines(a: Analysis, show_all: bool) -> list[str]:
     out: list[str] = []
     if a.failure is not None:
         f = a.failure
-        out.append(f"failure of {len(f.failed)} router(s): {', '.join(f.failed) or 'none'}")
+        named = [s.name for s in f.servers if s.named]
+        parts = [f"{len(f.failed)} router(s): {', '.join(f.failed) or 'none'}"]
+        if named:  # a server named alone: no "0 router(s): none" in front of it
+            parts = parts if f.failed else []
+            parts.append(f"{len(named)} server(s): {', '.join(named)}")
+        out.append("failure of " + "; ".join(parts))
         out += _server_lines(f, show_all)
         for side, what in (
             ("client", "clients x storage nets"),
@@ -449,15 +454,17 @@ def _server_lines(f: FailureReport, show_all: bool) -> list[str]:
     switch (every port cabled to it goes dark), or of a file system whose MDS is lost."""
     if not f.servers:
         return []
-    cut = sum(1 for s in f.servers if s.cut)
+    named = sum(1 for s in f.servers if s.named)
+    cut = sum(1 for s in f.servers if s.cut and not s.named)
+    how = f"{named} failed by name, " if named else ""
     out = [
-        f"  servers out of service: {len(f.servers)} ({cut} cabled to the failed leaf module or "
-        f"switch); targets lost on {f.lost_servers}, carried by a failover partner on "
+        f"  servers out of service: {len(f.servers)} ({how}{cut} cabled to the failed leaf "
+        f"module or switch); targets lost on {f.lost_servers}, carried by a failover partner on "
         f"{len(f.servers) - f.lost_servers}"
     ]
     shown = f.servers if show_all else f.servers[:30]
     for s in shown:
-        why = "cut off" if s.cut else "its file system's MDS is lost"
+        why = "failed" if s.named else "cut off" if s.cut else "its file system's MDS is lost"
         kind = "OSTs" if s.role == "oss" else "MDTs"
         fate = f"carried by {s.carried_by}" if s.carried_by else "lost"
         out.append(f"  {'lost' if not s.carried_by else 'moved':<8} server {s.name} ({s.role}, "
@@ -474,6 +481,8 @@ def _servers_down(a: Analysis) -> bool:
 
 def _load_lines(a: Analysis) -> list[str]:
     """The busiest surviving router under the failure(s), in write flows (uniform workload)."""
+    from lnetgen.analyze.units import flows
+
     out = []
     for w in a.failure_loads:
         down = "routers and servers" if a.failure is not None and a.failure.servers else "routers"
@@ -482,11 +491,11 @@ def _load_lines(a: Analysis) -> list[str]:
             if w.scope == "named"
             else (f"worst single {w.scope} failure ({w.failed})")
         )
-        lost = f", {w.lost:g} flows without a route" if w.lost else ""
+        lost = f", {flows(w.lost)} flows without a route" if w.lost else ""
         if w.down:
-            lost += f", {w.down:g} lost with their servers"
+            lost += f", {flows(w.down)} lost with their servers"
         if w.most_lost > w.lost + 1e-9:
-            lost += f"; most without a route: {w.most_lost:g} ({w.most_lost_failed})"
+            lost += f"; most without a route: {flows(w.most_lost)} ({w.most_lost_failed})"
         out.append(
             f"  {what}: busiest router {w.router} carries {w.flows:.2f} write flows, "
             f"{w.ratio:.2f}x the busiest with all up ({w.normal:.2f}){lost}"

@@ -192,6 +192,8 @@ class Rates:
 def format_compare(rows: list[CompareRow], rates: Rates | None = None) -> list[str]:
     """The text table of ``lnetgen compare``; ``rates``: where its rates come from (its
     legend, and which figures are upper bounds)."""
+    from lnetgen.analyze.units import flows
+
     rates = rates or Rates()
     cells = {
         r.strategy: (
@@ -218,7 +220,7 @@ def format_compare(rows: list[CompareRow], rates: Rates | None = None) -> list[s
             f"{_pair(r.default_write_max, r.default_read_max):>13} "
             f"{_pair(r.random_write_max, r.random_read_max):>13} "
             f"{f'{r.worst_lost}/{r.worst_fallback}':>14} {r.routers_losing_a_net:>6} "
-            f"{f'{r.failure_load_ratio:.2f}x/{r.failure_lost:g}':>14} "
+            f"{f'{r.failure_load_ratio:.2f}x/{flows(r.failure_lost)}':>14} "
             f"{cells[r.strategy][0]:>{w}} {cells[r.strategy][1]:>{w}}  {r.bottleneck or 'n/a'}"
         )
     out.append("")

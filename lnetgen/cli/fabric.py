@@ -151,21 +151,28 @@ def export(site: str, fmt: str, fabric: str | None, out: str | None) -> None:
 def plan_ports(site: str, fmt: str) -> None:
     """Print a staggered port plan for the IO nodes of SITE's compute fabric: IO nodes on
     different port positions (port mod spine count), so OpenSM ftree spreads them over the
-    spines.  Exit 1 when the inventory's placement needs it."""
-    from lnetgen.fabric import io_port_findings
+    spines.  Exit 1 when the inventory's placement needs it (W-IO-SAME-PORT); with recorded
+    OpenSM settings measured on the fabric (fabric check) it does not, and the moves are
+    printed as the alternative to those settings."""
+    from lnetgen.api import load_located
+    from lnetgen.drysolve import locate
+    from lnetgen.fabric import io_port_findings, not_needed
     from lnetgen.fabric import plan_ports as plan
-    from lnetgen.inventory import load_site
 
-    s, _warnings = load_site(site)
-    findings = io_port_findings(s)
+    src, s, _warnings = load_located(site)
+    # located as validate locates them (file:line:col of the JSON path they name)
+    findings = [locate(src, s, d) for d in io_port_findings(s)]
     _print_diags(findings)
     moves = plan(s)
+    why_not = not_needed(s) if moves else ""
     spines = {sw.name: sw.spines for f in s.fabrics for sw in f.switches}
     if fmt == "json":
         doc = {
             "site": s.name,
             "fabric": s.client_fabric or None,
             "findings": [d.as_dict() for d in findings],
+            "needed": bool(findings),
+            "not_needed": why_not or None,
             "moves": [
                 {
                     "host": m.host,
@@ -186,10 +193,15 @@ def plan_ports(site: str, fmt: str) -> None:
     if not moves:
         click.echo(f"{s.name}: IO node ports are already staggered; no move needed")
         sys.exit(EXIT_FINDINGS if findings else EXIT_OK)
-    click.echo(
-        f"# port plan for {s.name}: {len(moves)} move(s); recable, then update the "
-        "inventory (router client.attach.port, and topology.attach for swapped clients)"
-    )
+    steps = "recable, then update the inventory (router client.attach.port, and topology.attach "
+    steps += "for swapped clients)"
+    if why_not:  # exit 0: the plan is an alternative, not an order to recable
+        click.echo(
+            f"# port plan for {s.name}: not needed: {why_not}; the {len(moves)} move(s) below "
+            f"are an alternative: to use it, {steps}"
+        )
+    else:
+        click.echo(f"# port plan for {s.name}: {len(moves)} move(s); {steps}")
     click.echo(f"{'io node':<16} {'from':<20} {'to':<20} {'position':>8}  swap with")
     for m in moves:
         pos = f"{(m.new.port - 1) % spines.get(m.new.switch, 1) + 1}/{spines.get(m.new.switch)}"

@@ -33,7 +33,7 @@ from lnetgen.fabric.digest import fabric_digest, record_findings
 from lnetgen.fabric.graph import IbLink, IbNet, IbNode, guid_int, guid_str
 from lnetgen.fabric.ibnetdiscover import export_ibsim, parse_ibnetdiscover, render_net
 from lnetgen.fabric.infer import Imported, ImportedHost, imported_yaml, infer_fabric
-from lnetgen.fabric.ports import PortMove, apply_moves, io_port_findings, plan_ports
+from lnetgen.fabric.ports import PortMove, apply_moves, io_port_findings, not_needed, plan_ports
 from lnetgen.model import MAX_SWITCH_PORTS
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "infer_fabric",
     "io_port_findings",
     "layout",
+    "not_needed",
     "parse_ibnetdiscover",
     "plan_ports",
     "record_findings",

@@ -203,10 +203,7 @@ def judge(fab: Fabric, rows: list[CheckRow]) -> Verdict:
         )
     spines = any(r.result.forward.spine for r in rows)  # not a fabric of top-of-rack switches
     if spines and not any(r.result.forward.uplink or r.result.backward.uplink for r in rows):
-        v.notes.append(
-            "no route between hosts that exchange data crosses a spine on this fabric: "
-            "OpenSM's settings change nothing here"
-        )
+        v.notes.append(_nothing_crosses(fab))
     if unhealthy.get(written.key):
         v.problems.append(
             f"{what} leave host pairs unrouted or allow a credit loop on "
@@ -223,6 +220,26 @@ def judge(fab: Fabric, rows: list[CheckRow]) -> Verdict:
             f"(limit {BOUND:.0f}x)"
         )
     return v
+
+
+def _nothing_crosses(fab: Fabric) -> str:
+    """The note of a fabric none of whose counted routes crosses a spine, saying which routes
+    were counted (:func:`plan_pairs` on a storage fabric, compute x IO nodes on a compute
+    one).  It said "no route between hosts that exchange data crosses a spine: OpenSM's
+    settings change nothing here", but the check never traces the servers' own traffic on
+    a storage fabric (OSS <-> MDS <-> MGS over the shared server net, which can cross) nor
+    compute-to-compute traffic on a compute fabric: the settings may well change those."""
+    if fab.role == "storage":
+        return (
+            "no route between a router and a server of one storage net of the plan crosses a "
+            "spine on this fabric: OpenSM's settings change nothing for them (the only routes "
+            "counted; server-to-server traffic, OSS <-> MDS <-> MGS, is not)"
+        )
+    return (
+        "no route between a compute node and an IO node crosses a spine on this fabric: "
+        "OpenSM's settings change nothing for them (the only routes counted; "
+        "compute-to-compute traffic is not)"
+    )
 
 
 def advice(v: Verdict) -> str:

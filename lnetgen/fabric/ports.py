@@ -120,6 +120,29 @@ def io_port_findings(site: Site) -> list[Diagnostic]:
     return out
 
 
+def not_needed(site: Site) -> str:
+    """Why a port plan with moves is not needed on ``site`` ('' when it is, or when there is
+    no compute fabric): the compute fabric's recorded OpenSM settings carry a measurement of
+    this very fabric (:func:`lnetgen.fabric.digest.tied`), under which ftree routes the IO
+    nodes apart -- what silences W-IO-SAME-PORT (:func:`io_port_findings`); else, with no
+    finding, the IO nodes that share a port position share one leaf.
+
+    ``plan-ports`` on Wolf printed "22 move(s); recable, then update the inventory" and
+    exited 0: an administrator reads an order to recable 22 IO nodes, though the recorded
+    settings measured 1.00x (docs/fabric.md).  The moves stay an alternative to the settings,
+    and are printed as such."""
+    if not site.client_fabric or io_port_findings(site):
+        return ""
+    fab = fabric_of(site, site.client_fabric)
+    rec = fab.opensm
+    if rec is not None and tied(site, fab):
+        return (
+            f"the recorded OpenSM settings of {fab.name} ({rec.label()}; measured: "
+            f"{rec.measured}) route the IO nodes apart"
+        )
+    return "the IO nodes that share a port position share a leaf (no W-IO-SAME-PORT)"
+
+
 def plan_ports(site: Site, hosts: Sequence[Host] | None = None) -> list[PortMove]:
     """A staggered port plan for the IO nodes of the compute fabric: IO node ``k`` of a
     director (in leaf order) goes to port position ``k mod spines`` of its leaf, swapping

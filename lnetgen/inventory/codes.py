@@ -152,6 +152,10 @@ CODES: dict[str, str] = {
         "(generate --formats modprobe) a routes= or networks= over Linux's 1,024-byte module "
         "parameter limit"
     ),
+    "W-IO-SAME-PORT": (
+        "IO nodes on one port position (port mod spines) of different leaves of a compute "
+        "director, more than an even spread puts there: OpenSM ftree sends them one spine"
+    ),
     "W-OPENSM-STALE": (
         "a recorded OpenSM measurement names no fabric digest, another fabric than the one "
         "described now, or (a storage fabric) another plan than the inventory's strategy"

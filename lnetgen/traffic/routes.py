@@ -24,16 +24,20 @@ class Down:
     """What a ``--fail`` takes down.
 
     ``routers``: the routers named, those of a storage net or group, and every router cabled
-    to a failed leaf module or switch.  ``servers``: every server cabled to a failed leaf
-    module or switch.  A dead leaf module (or a whole switch) is a physical failure: it cuts
-    off every port cabled to it, the servers' as well as the routers', and an administrator
-    asking what losing a line card does expects the servers on it to go dark too (their OSTs
-    reachable only through a failover partner cabled elsewhere, see :func:`carriers`).  A
-    Multi-Rail host's ports are all on one leaf module, so it goes down whole.  Naming a
-    router, a storage net or a group fails routers only."""
+    to a failed leaf module or switch.  ``servers``: every server named and every server
+    cabled to a failed leaf module or switch; ``named_servers`` the ones named.  A dead leaf
+    module (or a whole switch) is a physical failure: it cuts off every port cabled to it, the
+    servers' as well as the routers', and an administrator asking what losing a line card does
+    expects the servers on it to go dark too.  A server down (named, or cut off) takes its
+    targets with it unless its failover partner is up: Lustre then mounts them on the partner,
+    which carries their load as well as its own (see :func:`carriers`).  A Multi-Rail host's
+    ports are all on one leaf module, so it goes down whole.  Naming a router, a storage net
+    or a group fails routers only; naming a server fails that server only (its routers stay
+    up), whatever the strategy."""
 
     routers: tuple[str, ...] = ()
     servers: tuple[str, ...] = ()
+    named_servers: tuple[str, ...] = ()
 
 
 def _on(label: str, name: str) -> bool:
@@ -45,13 +49,18 @@ def _on(label: str, name: str) -> bool:
 def resolve_down(plan: Plan, names: Iterable[str]) -> Down:
     """The routers and servers ``--fail`` arguments take down: a router, a leaf label
     (``core1/L01``) or switch name (every router and server cabled to it, see :class:`Down`),
-    a storage net (its priority-0 routers) or a group name (the same).  Raises
+    a server (that server alone: its targets move to a live failover partner or are lost),
+    a storage net (its priority-0 routers) or a group name (the same).  A name is looked up
+    in that order, so a server is failed as a server under every strategy -- projection
+    names each net's group after its OSS, and ``--fail oss01`` used to fail oss01's routers
+    while oss01 stayed up (its net, ``o2ib100``, still names those routers).  Raises
     ``InputError`` for a name that is none of these."""
     routers = [r.name for r in plan.routers]
     leaf = {r.name: r.leaf for r in plan.routers}
     server_leaf = {s.name: s.leaf for s in plan.servers}
     out: set[str] = set()
     dark: set[str] = set()
+    named: set[str] = set()
     unknown: list[str] = []
     for name in names:
         if name in leaf:
@@ -62,6 +71,10 @@ def resolve_down(plan: Plan, names: Iterable[str]) -> Down:
         if by_leaf or cut:
             out.update(by_leaf)
             dark.update(cut)
+            continue
+        if name in server_leaf:
+            dark.add(name)
+            named.add(name)
             continue
         try:
             canon = nodes.canonical_net(name)
@@ -75,16 +88,18 @@ def resolve_down(plan: Plan, names: Iterable[str]) -> Down:
         unknown.append(name)
     if unknown:
         # the first few: --fail 'rtr[1-999999]' printed every name, a 10.9 MB line
-        named = ", ".join(unknown[:_MAX_NAMED])
+        quoted = ", ".join(unknown[:_MAX_NAMED])
         if len(unknown) > _MAX_NAMED:
-            named += f" and {len(unknown) - _MAX_NAMED:,} more"
+            quoted += f" and {len(unknown) - _MAX_NAMED:,} more"
         raise input_error(
             "E-FAIL-NAME",
-            f"--fail {named}: not a router, leaf, switch, storage net or group of this plan",
+            f"--fail {quoted}: not a router, leaf, switch, server, storage net or group of this "
+            "plan",
         )
     return Down(
         tuple(r for r in routers if r in out),
         tuple(s.name for s in plan.servers if s.name in dark),
+        tuple(s.name for s in plan.servers if s.name in named),
     )
 
 

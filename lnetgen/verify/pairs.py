@@ -129,30 +129,18 @@ def _status(r: Reach | None) -> str:
     return "backup" if r.status == BACKUP else "hold"
 
 
-class PairChecker:
-    """Runs the pair proofs and reports into a ``Collector``."""
+class FailureLog:
+    """The pair failures of a proof, gathered and reported one finding per sender, kind and
+    cause (and per destination without a NID to try)."""
 
-    def __init__(
-        self, world: World, manifest: Manifest, prover: Prover, out: Collector, loc: Locator
-    ) -> None:
-        self.world, self.manifest, self.prover, self.out, self.loc = (
-            world,
-            manifest,
-            prover,
-            out,
-            loc,
-        )
+    def __init__(self, world: World, out: Collector, loc: Locator) -> None:
+        self.world, self.out, self.loc = world, out, loc
         self._failures: dict[tuple[str, str, str], _Failure] = {}
         #: (destination, kind) -> the senders (``dests``) that have no NID of it to try, and
         #: the NIDs they would have used (``nets``)
         self._unowned: dict[tuple[str, str], _Failure] = {}
-        self._routes_done: set[str] = set()
-        self._symmetry_done: set[tuple[str, str, str, str]] = set()
-        self._symmetric_ok: set[tuple[str, str, str, frozenset[str]]] = set()
 
-    # ---------------------------------------------------------------- bookkeeping
-
-    def _fail(
+    def fail(
         self,
         sender: Endpoint,
         kind: str,
@@ -171,7 +159,7 @@ class PairChecker:
         f.nets.add(net)
         f.dead.update(dead)
 
-    def _no_nid(self, sender: Endpoint, kind: str, dest: Endpoint, nids: tuple[str, ...]) -> None:
+    def no_nid(self, sender: Endpoint, kind: str, dest: Endpoint, nids: tuple[str, ...]) -> None:
         """``sender`` has no NID of ``dest`` to try: every one it may use (``nids``) is on a
         net ``dest`` has no NI on.  The pair fails; reported at ``dest``'s file."""
         f = self._unowned.setdefault((dest.name, kind), _Failure())
@@ -223,6 +211,29 @@ class PairChecker:
                 f"of any NID they may use ({_shown(sorted(f.nets))})",
             )
         self._unowned.clear()
+
+
+class PairChecker:
+    """Runs the pair proofs and reports into a ``Collector``."""
+
+    def __init__(
+        self, world: World, manifest: Manifest, prover: Prover, out: Collector, loc: Locator
+    ) -> None:
+        self.world, self.manifest, self.prover, self.out, self.loc = (
+            world,
+            manifest,
+            prover,
+            out,
+            loc,
+        )
+        self.failures = FailureLog(world, out, loc)
+        self._routes_done: set[str] = set()
+        self._symmetry_done: set[tuple[str, str, str, str]] = set()
+        self._symmetric_ok: set[tuple[str, str, str, frozenset[str]]] = set()
+
+    def flush(self) -> None:
+        """Report the pair failures gathered (``FailureLog.flush``)."""
+        self.failures.flush()
 
     def routes(self, ep: Endpoint) -> None:
         """Report what is wrong with each route of ``ep`` (once per endpoint)."""
@@ -368,7 +379,9 @@ class PairChecker:
                 p.counts[KINDS[2]].add(_status(r), len(asked))
                 if r is None or not r.ok or r.status == BACKUP:
                     for c in asked:
-                        self._fail(a, KINDS[2], r, c.name, r.net if r else "(no client net)")
+                        self.failures.fail(
+                            a, KINDS[2], r, c.name, r.net if r else "(no client net)"
+                        )
 
     def _server_to_servers(
         self,
@@ -388,7 +401,7 @@ class PairChecker:
             if not first:  # no NID of theirs is on a net they have an NI on
                 p.counts[KINDS[1]].add("fail", len(others))
                 for b_spec, b, _live, _gone in others:
-                    self._no_nid(a, KINDS[1], b, b_spec.nids)
+                    self.failures.no_nid(a, KINDS[1], b, b_spec.nids)
                 continue
             nid, r = self.prover.reach_any(a, first)
             index = first.index(nid) if nid else 0
@@ -396,7 +409,7 @@ class PairChecker:
             p.counts[KINDS[1]].add(status, len(others))
             for b_spec, b, live, dead in others:
                 if status != "hold":
-                    self._fail(a, KINDS[1], r, b.name, net_of(live[index]), _dead(b, dead))
+                    self.failures.fail(a, KINDS[1], r, b.name, net_of(live[index]), _dead(b, dead))
                 if r is not None and r.ok:
                     p.server_nid[(a.hosts, b_spec.name)] = live[index]
                     if r.status != DIRECT:
@@ -433,7 +446,7 @@ class PairChecker:
         live, dead = owned(sep, s.client_nids)
         if not live:
             p.counts[KINDS[0]].add("fail")
-            self._no_nid(c, KINDS[0], sep, s.client_nids)
+            self.failures.no_nid(c, KINDS[0], sep, s.client_nids)
             return "fail"
         results = [(nid, reach(c, net_of(nid))) for nid in live]
         if results and all(r.status in (DIRECT, HOLD) for _nid, r in results):
@@ -454,7 +467,7 @@ class PairChecker:
             self.symmetric(c, usable[0][1], sep)
         if not good:
             nid, r = usable[0] if usable else results[0]
-            self._fail(c, KINDS[0], r, s.name, r.net, _dead(sep, dead))
+            self.failures.fail(c, KINDS[0], r, s.name, r.net, _dead(sep, dead))
         for nid, r in results:
             if usable and not r.ok:
                 place = self.loc.route(c.file, r.net, "")
