@@ -39,7 +39,8 @@ def check_guarantees(
     # each route set once (a class's table is its sets; nearest-neighbor on Blue Waters: 8,000
     # classes, 870,000 routes, a few hundred sets), named after the first class that holds it
     sets = plan.route_sets[0]
-    for cc, prio0 in zip(plan.client_classes, _priority0_nets(plan), strict=True):
+    reached = _priority0_nets(plan)  # once: 0.15 s on Blue Waters under nearest-neighbor
+    for cc, prio0 in zip(plan.client_classes, reached, strict=True):
         for net in storage:
             if net not in prio0:
                 problems.append(f"coverage: class {cc.name} has no priority-0 route to {net}")
@@ -100,10 +101,12 @@ def check_guarantees(
     for s in plan.servers:
         if s.name not in served:
             problems.append(f"coverage: server {s.name} has no routes")
-    return problems + _server_problems(plan, mgs or {})
+    return problems + _server_problems(plan, mgs or {}, reached)
 
 
-def _server_problems(plan: Plan, mgs: Mapping[str, Sequence[str]]) -> list[str]:
+def _server_problems(
+    plan: Plan, mgs: Mapping[str, Sequence[str]], prio0: list[set[str]]
+) -> list[str]:
     problems: list[str] = []
     nets = {s.name: set(s.networks) for s in plan.servers}
     by_fs: dict[str, list[ServerPlan]] = defaultdict(list)
@@ -123,9 +126,7 @@ def _server_problems(plan: Plan, mgs: Mapping[str, Sequence[str]]) -> list[str]:
                 f"servers: {len(apart)} pair(s) of {fs} servers share no net, e.g. "
                 f"{apart[0][0]} and {apart[0][1]}"
             )
-    reached = [
-        (c.name, got) for c, got in zip(plan.client_classes, _priority0_nets(plan), strict=True)
-    ]
+    reached = [(c.name, got) for c, got in zip(plan.client_classes, prio0, strict=True)]
     home = {s.name: s for s in plan.servers}
     for s in plan.servers:
         p = home.get(s.failover) if s.failover else None

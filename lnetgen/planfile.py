@@ -35,6 +35,7 @@ from lnetgen.plan import PLAN_FORMAT_VERSION, READABLE_PLAN_VERSIONS, Plan
 from lnetgen.planchecks import JsonPath, check_meaning
 from lnetgen.planchecks import bad as _bad
 from lnetgen.planchecks import error as _error
+from lnetgen.planproof import check_plan
 
 #: A plan.json bigger than this is not read (Spider's nearest-neighbor plan: 5.7 MB in format 2,
 #: ~300 MiB in format 1, which listed every class's whole route table).
@@ -401,8 +402,9 @@ def plan_changes(plan: Plan, site: Site) -> list[str]:
 def stale_plan(plan: Plan, site: Site, plan_path: str, *, force: bool) -> list[Diagnostic]:
     """Nothing when ``plan`` was solved from this very inventory.  Otherwise raises
     ``UsageError`` (``E-PLAN-STALE``) or, with ``force``, returns it as a warning.  A plan that
-    is used (fresh, or forced) must also fit the inventory's torus (``E-PLAN``).  Each
-    diagnostic names the line and column of its value in ``plan_path``."""
+    is used (fresh, or forced) must also fit the inventory's torus and pass the guarantees the
+    solver proves (``lnetgen.planproof``; ``E-PLAN``).  Each diagnostic names the line and
+    column of its value in ``plan_path``."""
     try:
         return _locate(plan_path, _stale_plan(plan, site, plan_path, force=force))
     except UsageError as exc:
@@ -413,6 +415,7 @@ def _stale_plan(plan: Plan, site: Site, plan_path: str, *, force: bool) -> list[
     if plan.inventory_digest == site.digest:
         _check_hosts(plan, site, plan_path)
         _check_torus(plan, site, plan_path)
+        check_plan(plan, site, plan_path, MAX_PLAN_BYTES)
         return []
     changes = plan_changes(plan, site)
     what = (
@@ -442,6 +445,7 @@ def _stale_plan(plan: Plan, site: Site, plan_path: str, *, force: bool) -> list[
         raise UsageError([diag])
     _check_members(plan, site, plan_path, _forced)
     _check_torus(plan, site, plan_path)
+    check_plan(plan, site, plan_path, MAX_PLAN_BYTES)
     return [diag]
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from lnetgen import __version__, nodes
 from lnetgen.diagnostics import Diagnostic
+from lnetgen.gateways import gateway_problems
 from lnetgen.guarantees import check_guarantees
 from lnetgen.model import Router, Site
 from lnetgen.plan import (
@@ -117,14 +118,6 @@ def kept_nets(plan: Plan) -> dict[str, str]:
     return {n.group: n.name for n in plan.storage_nets() if n.group}
 
 
-def net_names_for(site: Site, strategy: str) -> list[str]:
-    """The storage nets ``strategy`` designs for ``site``, numbered: the layout without the
-    routes or the guarantee proof.  Raises ``SolveError`` when the layout cannot be formed."""
-    if strategy not in REGISTRY:
-        raise solve_error(site, "E-STRATEGY", f"unknown strategy {strategy!r}")
-    return _number_nets(site, REGISTRY[strategy].design(site))
-
-
 def solve(site: Site, strategy: str | None = None, keep: Mapping[str, str] | None = None) -> Plan:
     """Solve ``site`` with ``strategy`` (default: the inventory's ``strategy.default``);
     ``keep`` (group -> net name, see :func:`kept_nets`) keeps the deployed net numbers.
@@ -139,6 +132,9 @@ def solve(site: Site, strategy: str | None = None, keep: Mapping[str, str] | Non
     strat = REGISTRY[name]
     specs = strat.design(site)
     net_names = _number_nets(site, specs, keep)
+    missing = gateway_problems(site, name, specs, net_names)
+    if missing:
+        raise SolveError(missing)
     clients = site.clients
     client_net_names = [str(n) for n in clients.nets]
 
@@ -250,7 +246,12 @@ def solve(site: Site, strategy: str | None = None, keep: Mapping[str, str] | Non
     )
     problems = check_guarantees(plan, leaf_local=strat.leaf_local, mgs=mgs_servers(site))
     if problems:
-        more = f" (and {len(problems) - 20} more)" if len(problems) > 20 else ""
+        # worded to sort after the failures it follows (diagnostics are sorted by message)
+        more = (
+            f"too many guarantee failures to list: {len(problems) - 20} more"
+            if len(problems) > 20
+            else ""
+        )
         raise SolveError(
             [Diagnostic(site.file, 0, 0, "error", "E-GUARANTEE", "$", p) for p in problems[:20]]
             + ([Diagnostic(site.file, 0, 0, "error", "E-GUARANTEE", "$", more)] if more else [])

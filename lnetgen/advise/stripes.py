@@ -150,7 +150,7 @@ def advise_stripes(
     """Stripe advice for ``fs`` (see the module docstring); ``job``: client indices of the
     job; ``max_stripe`` None: :func:`stripe_limit`.  Raises ``InputError`` (E-USAGE) for an
     unknown file system, one without OSTs, a missing ``fs`` where several have OSTs, or a
-    stripe limit below 1."""
+    stripe limit below 1 or above ``MAX_STRIPE`` (no MDT stores a wider layout)."""
     ix = index or index_plan(site, plan)
     with_osts = sorted({s.fs for s in site.servers if s.role == "oss" and s.osts})
     if fs is None:
@@ -158,18 +158,25 @@ def advise_stripes(
             raise input_error(
                 "E-USAGE",
                 f"{site.name} has file systems {', '.join(with_osts)}: name one with --fs",
+                "--fs",
             )
         fs = with_osts[0]
     if fs not in with_osts:
         raise input_error(
-            "E-USAGE", f"no file system {fs!r} with OSTs (have: {', '.join(with_osts)})"
+            "E-USAGE",
+            f"no file system {fs!r} with OSTs (have: {', '.join(with_osts)})",
+            "--fs",
         )
     if max_stripe is None:
         max_stripe, limit_source = stripe_limit(site)
     else:
         limit_source = "--max-stripe"
-    if max_stripe < 1:
-        raise input_error("E-USAGE", f"--max-stripe must be at least 1, not {max_stripe}")
+    if not 1 <= max_stripe <= MAX_STRIPE:
+        raise input_error(
+            "E-USAGE",
+            f"must be 1 to {MAX_STRIPE} (LOV_MAX_STRIPE_COUNT), not {max_stripe}",
+            "--max-stripe",
+        )
     groups = _groups(site, ix, fs)
     n = sum(len(o) for _, o in groups)
     sizes = Counter(len(o) for _, o in groups)

@@ -11,6 +11,7 @@ import click
 
 from lnetgen.cli.common import (
     EXIT_OK,
+    FILE_NAME,
     STRATEGY_OPT,
     TEXT,
     force_option,
@@ -130,6 +131,20 @@ def format_stripes(a: StripeAdvice) -> list[str]:
     return out
 
 
+def _max_stripe(value: int | None) -> int | None:
+    """``--max-stripe``, refused above Lustre's ``LOV_MAX_STRIPE_COUNT`` (2000): no MDT
+    stores a wider layout, so an administrator asking for more has mistyped, and advice to
+    run ``lfs setstripe -c 3000`` would be refused (or clamped) by the MDS."""
+    from lnetgen.advise.stripes import MAX_STRIPE
+
+    if value is not None and value > MAX_STRIPE:
+        raise click.BadParameter(
+            f"{value} is above Lustre's stripe limit LOV_MAX_STRIPE_COUNT, {MAX_STRIPE}",
+            param_hint="--max-stripe",
+        )
+    return value
+
+
 @advise_group.command("stripes")
 @site_argument
 @click.option(
@@ -152,13 +167,14 @@ def format_stripes(a: StripeAdvice) -> list[str]:
     "--max-stripe",
     type=click.IntRange(min=1),
     default=None,
+    callback=lambda _ctx, _param, value: _max_stripe(value),
     help="the stripe limit: 2000 with a ZFS MDT or an ldiskfs MDT with ea_inode, 160 "
     "without; default: 2000 when the site's servers run Lustre 2.13 or later, else 160",
 )
 @click.option(
     "--path",
     "path",
-    type=TEXT,
+    type=FILE_NAME,
     default="FILE",
     show_default=True,
     help="file name in the lfs lines",

@@ -22,6 +22,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from lnetgen.cli import streams
+from lnetgen.cli.texttypes import FILE_NAME as FILE_NAME  # the option types, re-exported
+from lnetgen.cli.texttypes import TEXT as TEXT
+from lnetgen.cli.texttypes import FileNameText as FileNameText
+from lnetgen.cli.texttypes import NonEmptyPath as NonEmptyPath
+from lnetgen.cli.texttypes import NonEmptyText as NonEmptyText
+from lnetgen.cli.texttypes import not_empty as not_empty
 from lnetgen.diagnostics import Diagnostic, InputError, UsageError, errors, is_usage, to_json, usage
 from lnetgen.progress import NO_PROGRESS, Progress, Tick
 
@@ -243,51 +249,6 @@ class Lnetgen(click.Group):
 # ---------------------------------------------------------------- shared options
 
 
-def _empty(value: str, param: click.Parameter | None) -> str:
-    """The refusal of an empty ``value`` of ``param``."""
-    if isinstance(param, click.Option) and not param.required:
-        return f"{value!r} is empty (leave the option out for its default)"
-    return f"{value!r} is empty"
-
-
-def not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """A list option given an empty value (``--formats ''``, ``--from ''``, ``--strategies
-    ,``) is refused: it used to run as if the option had been left out, the opposite of what
-    an empty list asks for."""
-    del ctx
-    if value is not None and not value.strip(" ,"):
-        raise click.BadParameter(_empty(value, param))
-    return value
-
-
-class NonEmptyText(click.types.StringParamType):
-    """A string option or argument, refused when empty or blank: ``fabric import --name ''``
-    named the fabric nothing and ``--path ''`` wrote ``lfs setstripe`` lines without a file,
-    as if the value had not been given.  Every string option of lnetgen has this type."""
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        out = super().convert(value, param, ctx)
-        if not out.strip():
-            self.fail(_empty(out, param), param, ctx)
-        return out
-
-
-class NonEmptyPath(click.Path):
-    """A path option or argument, refused when empty or blank: ``solve --out ''`` wrote no
-    plan, ``generate -o ''`` and ``report -o ''`` went for the current directory, and
-    ``compare --since ''`` was refused as a missing file without naming the option.  Every
-    path option of lnetgen has this type."""
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and not value.strip():
-            self.fail(_empty(value, param), param, ctx)
-        return super().convert(value, param, ctx)
-
-
-#: A string option's type: ``NonEmptyText``.
-TEXT = NonEmptyText()
-
-
 def site_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """SITE (and ``compare --since``) must be a readable regular file: missing, a directory,
     a named pipe, socket or device, or unreadable is an input error (``E-FILE``, exit 2),
@@ -315,8 +276,10 @@ def site_file(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 
 
 def site_argument(fn: F) -> F:
-    """``SITE``: the inventory file (checked to be a readable file before anything runs)."""
-    return click.argument("site", type=NonEmptyPath(), callback=site_file)(fn)
+    """``SITE``: the inventory file (checked to be a readable file before anything runs, by
+    ``site_file``: the type does not check readability, else click's own check would refuse
+    an unreadable SITE as a usage error, E-USAGE, before ``site_file`` says E-FILE)."""
+    return click.argument("site", type=NonEmptyPath(readable=False), callback=site_file)(fn)
 
 
 def _strategy(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

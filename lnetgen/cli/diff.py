@@ -11,6 +11,7 @@ import click
 
 from lnetgen.cli.common import (
     STRATEGY_OPT,
+    TEXT,
     NonEmptyPath,
     as_input_error,
     force_option,
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 @click.option(
     "--hosts",
     "scope",
+    type=TEXT,
     default=None,
     callback=bounded_nodeset,
     metavar="NODESET",
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
 @click.option(
     "--host",
     "host",
+    type=TEXT,
     default=None,
     metavar="NAME",
     help="the host a single dump file belongs to (default: its file name, e.g. rtr01.yaml)",
@@ -120,16 +123,22 @@ def command(
 
 
 def _scope(text: str | None) -> set[str] | None:
+    """The hosts of ``--hosts``, checked before anything is solved (as ``verify --hosts``):
+    an empty or blank value (the type refuses it) or one that names no host (``,``) is a
+    usage error naming the option, not a finding after seconds of solving."""
     from lnetgen import nodes
 
     if text is None:
         return None
     try:
-        return set(nodes.expand(text))
+        names = {n for n in nodes.expand(text) if n.strip()}
     except nodes.NodeSyntaxError as exc:
         raise click.BadParameter(
             f"{text!r} is not a node set: {exc}", param_hint="--hosts"
         ) from None
+    if not names:
+        raise click.BadParameter(f"{text!r} names no host", param_hint="--hosts")
+    return names
 
 
 def _rename(live: LiveSet, host: str, path: str, single: bool) -> LiveSet:

@@ -12,6 +12,7 @@ import click
 
 from lnetgen.cli.common import (
     EXIT_OK,
+    FILE_NAME,
     STRATEGY_OPT,
     TEXT,
     about_option,
@@ -179,7 +180,7 @@ def format_placement(
 @click.option(
     "--path",
     "path",
-    type=TEXT,
+    type=FILE_NAME,
     default="FILE",
     show_default=True,
     help="file name to put in the lfs setstripe lines",

@@ -84,7 +84,10 @@ CODES: dict[str, str] = {
     "E-RATES": "a rate that does not parse",
     "E-RATES-TORUS": "torus link rates leave a direction without a rate",
     "E-PATH": "a file path leaves the inventory's directory",
-    "E-LEAF-NO-ROUTER": "a leaf module or TOR holds servers but no LNet router",
+    "E-LEAF-NO-ROUTER": (
+        "a leaf module or TOR holds servers but no LNet router (solver: none on a client net "
+        "whose clients the strategy routes to them through that leaf or N:M group)"
+    ),
     "E-ROUTER-IFACE": "a router lacks an interface on the client side or the storage side",
     "E-CLIENT-NET": "a client group's net is not in client_nets, or a client net has no router",
     "E-NID-RULE": "client NIDs cannot be derived (rule does not fit the LND, list too short...)",

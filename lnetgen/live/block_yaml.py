@@ -24,6 +24,8 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
 
 #: Deepest nesting of YAML lists and mappings accepted (lnetctl prints about 6 levels).
 MAX_DEPTH = yamlsrc.MAX_DEPTH
+#: Most values one document of a dump may stand for, aliases expanded.
+MAX_VALUES = 1_000_000
 
 
 class Map(dict[str, Any]):
@@ -199,7 +201,8 @@ def from_node(
     if budget[0] < 0:
         raise EntryError(
             node.start_mark.line + 1,
-            "document expands to too many values",
+            f"document expands to too many values, more than {MAX_VALUES:,} (aliases repeat "
+            "what their anchors stand for: an alias bomb?)",
             node.start_mark.column + 1,
             json_path(at),
         )
@@ -331,7 +334,7 @@ def yaml_parse(text: str) -> Any:
     docs = [d for d in docs if d is not None]
     if not docs:
         return None
-    values = [from_node(d, [1_000_000]) for d in docs]
+    values = [from_node(d, [MAX_VALUES]) for d in docs]
     if len(values) == 1:
         return values[0]
     merged = Map(values[0].line if isinstance(values[0], Map) else 1)

@@ -87,6 +87,19 @@ def _parse_piece(data: bytes, begin: int, end: int, cache: ParseCache) -> Sectio
     ):
         # keeps line numbers: only the marker text goes
         data, begin, end = _DOC_MARKER.sub(b"", data[begin:end]), 0, None  # type: ignore[assignment]
+    try:
+        return _parse_sections(data, begin, end, cache)
+    except EntryError as exc:
+        if "undefined alias" not in exc.text:
+            raise
+    # an alias to an anchor of another section (lnetctl writes neither): the piece is parsed
+    # as the one YAML document it is, so that what the alias stands for is known -- and an
+    # alias bomb is refused for its size (``from_node``), not called an undefined alias
+    return _parse_section(data[begin:end])
+
+
+def _parse_sections(data: bytes, begin: int, end: int | None, cache: ParseCache) -> Sections:
+    """``_parse_piece``, section by section (each parsed once for all the dumps sharing it)."""
     out: Sections = []
     line0 = 0  # lines before the section: counted section by section, not from the start
     for chunk in _yaml_sections(data, begin, end):
