@@ -226,7 +226,7 @@ def test_drift_fixtures() -> None:
     assert {r[0] for r in clients.add_routes} == {"o2ib201"} and len(clients.add_routes) == 6
     assert clients.change_routes == (
         ("o2ib200", "217@gni", 1, 2, 1, 1),
-        ("o2ib200", "218@gni", 1, 2, 1, 1),
+        ("o2ib200", "219@gni", 1, 2, 1, 1),
     )
     assert [h for h, _f in result.unknown] == ["login01"]
     assert result.error_hosts == "nid00012,oss[08-09]"

@@ -51,7 +51,6 @@ ROUTER_NETS = {
     "o2ib100": ("ib0",),
     "o2ib102": ("ib0",),
     "o2ib103": ("ib0",),
-    "o2ib201": ("ib0",),
 }
 
 
@@ -63,7 +62,7 @@ def test_router_export_full_layout() -> None:
     assert s.formats == (live.EXPORT,)
     assert s.nets is not None and dict(s.nets.nets) == ROUTER_NETS  # lo is not a network
     assert s.nets.nids["gni"] == ("201@gni",)
-    assert s.nets.nids["o2ib201"] == ("10.10.0.1@o2ib201",)
+    assert s.nets.nids["o2ib103"] == ("10.10.0.1@o2ib103",)
     assert s.routes is not None and dict(s.routes.routes) == {}  # an export lists no route:
     assert s.routing is True  # from the "- enable: 1" item of the per-CPT sequence
     assert s.peers["10.10.1.1@o2ib100"] == frozenset({"10.10.1.1@o2ib100"})  # "-     nid:"
@@ -85,7 +84,7 @@ def test_net_show_and_lctl_routes_merge() -> None:
     assert s.nets is not None and dict(s.nets.nets) == ROUTER_NETS
     assert s.routing is True  # "Routing enabled"
     assert s.routes is not None and dict(s.routes.routes) == {}
-    assert "NI 10.10.0.3@o2ib201 is down" in s.all_health
+    assert "NI 10.10.0.3@o2ib103 is down" in s.all_health
 
 
 def test_routing_show_and_modprobe_with_continuations() -> None:

@@ -346,7 +346,7 @@ def test_server_without_the_shared_net(tree: Path) -> None:
 
 
 def test_only_backup_routes_work_is_a_warning(tree: Path) -> None:
-    for rtr in ("rtr19", "rtr20"):  # the primary routers of o2ib103 (mds01)
+    for rtr in ("rtr18", "rtr20"):  # the primary routers of o2ib103 (mds01)
         edit(tree / f"lnetctl/{rtr}.yaml", "routing:\n    enable: 1\n", "")
     res = verify(str(tree))
     backup = findings(res, "V-BACKUP-ONLY")
