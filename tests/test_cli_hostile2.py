@@ -175,3 +175,21 @@ def test_an_alias_to_another_section_is_read_and_an_undefined_one_refused() -> N
         parse_dump(text, "rtr01.yaml")
     err = str(info.value)
     assert "undefined alias" in err
+
+
+def test_an_unreadable_since_is_e_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``compare --since OLD_SITE`` was checked readable by click before lnetgen read it: an
+    unreadable old inventory was E-USAGE, not the E-FILE the README's exit table gives."""
+    old = tmp_path / "old.yaml"
+    shutil.copy(DEMO, old)
+    real = os.access
+
+    def access(path: object, mode: int, *args: object, **kwargs: object) -> bool:
+        if str(path) == str(old) and mode & os.R_OK:
+            return False
+        return real(path, mode, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "access", access)
+    r = run("compare", str(DEMO), "--since", str(old), "--strategies", "baseline")
+    assert r.exit_code == 2, r.output
+    assert f"{old}: error[E-FILE] $: cannot be read (permission denied)" in r.output

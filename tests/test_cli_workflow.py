@@ -132,7 +132,7 @@ def test_unknown_fail_names_are_counted_not_all_printed() -> None:
     """--fail 'rtr[1-999999]' printed every unknown name: a 10.9 MB error line."""
     r = run("analyze", str(DEMO), "--fail", "rtr[1-999999]", "--workload", "none")
     assert r.exit_code == 2 and len(r.output) < 400, r.output[:400]
-    assert "--fail rtr1, rtr2, " in r.output and " and 999,978 more: not a router" in r.output
+    assert "--fail 'rtr1', 'rtr2', " in r.output and " and 999,978 more: not a router" in r.output
 
 
 def test_node_sets_are_accepted_where_names_are(tmp_path: Path) -> None:

@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # the library is imported lazily at run time
     "--since",
     "since",
     default=None,
-    type=NonEmptyPath(),
+    type=NonEmptyPath(readable=False),  # site_file reads it: an unreadable file is E-FILE
     callback=site_file,
     metavar="OLD_SITE",
     help="an older inventory of the site: add each layout's churn (clients and routes changed)",

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lnetgen import nodes
+from lnetgen.diagnostics import show
 from lnetgen.plan import Plan
 from lnetgen.traffic.index import PlanIndex, Side
 from lnetgen.traffic.rows import State, evaluate
@@ -88,7 +89,7 @@ def resolve_down(plan: Plan, names: Iterable[str]) -> Down:
         unknown.append(name)
     if unknown:
         # the first few: --fail 'rtr[1-999999]' printed every name, a 10.9 MB line
-        quoted = ", ".join(unknown[:_MAX_NAMED])
+        quoted = ", ".join(map(show, unknown[:_MAX_NAMED]))
         if len(unknown) > _MAX_NAMED:
             quoted += f" and {len(unknown) - _MAX_NAMED:,} more"
         raise input_error(
