@@ -429,3 +429,26 @@ def test_many_leaf_spine_pairs_in_seconds(tmp_path: Path) -> None:
     imp = infer_fabric(net, "x")
     assert time.monotonic() - start < 3
     assert len(imp.hosts) == n
+
+
+@pytest.mark.parametrize(
+    ("name", "suggested"),
+    [("../../x", "'x'"), ("a\x1bb", "'a-b'"), ("-", None), ("sion fabric", "'sion-fabric'")],
+)
+def test_a_fabric_name_that_would_be_changed_is_refused(
+    tmp_path: Path, name: str, suggested: str | None
+) -> None:
+    """``--name '../../x'`` wrote ``name: x`` and ``--name $'a\\x1bb'`` ``name: a-b``, exit 0:
+    the name the administrator typed was changed without a word."""
+    code, out, err, _p = _import(tmp_path, small(), "--name", name)
+    assert code == 2 and out == "", (code, out, err)
+    assert "--name" in err and "a fabric name starts with a letter or digit" in err, err
+    assert "\x1b" not in err
+    if suggested:
+        assert f"for instance {suggested}" in err, err
+
+
+def test_a_fabric_name_as_it_is_written_is_kept(tmp_path: Path) -> None:
+    code, out, err, _p = _import(tmp_path, small(), "--name", "sion_2.a-b")
+    assert code == 0, err
+    assert "name: sion_2.a-b" in out

@@ -30,6 +30,7 @@ from lnetgen.cli.common import (
     site_argument,
 )
 from lnetgen.cli.common import print_diags as _print_diags
+from lnetgen.diagnostics import show
 
 if TYPE_CHECKING:
     from lnetgen.fabric.advise import CheckRow, Verdict
@@ -74,6 +75,11 @@ def import_(kind: str, file: str, name: str | None, role: str, out: str | None) 
     from lnetgen.yamlsrc import MAX_BYTES, decode_text, read_text
 
     del kind
+    from lnetgen.fabric.infer import fabric_name_problem
+
+    problem = None if name is None else fabric_name_problem(name)
+    if problem is not None:
+        raise click.BadParameter(f"{show(name)}: {problem}", param_hint="--name")
     # standard input is "<stdin>" in every message (parse errors said "-:")
     label = "<stdin>" if file == "-" else file
 

@@ -49,6 +49,20 @@ def _safe(name: str, fallback: str) -> str:
     return s[:63] if s and s[0].isalnum() else fallback
 
 
+def fabric_name_problem(name: str) -> str | None:
+    """Why ``name`` (``fabric import --name``) cannot name a fabric as given, or None.  A name
+    read from a node description is made safe (``_safe``); one the user typed is not changed
+    behind their back (``../../x`` became ``x``): it is refused, with the name that would do."""
+    safe = _safe(name, "")
+    if safe == name:
+        return None
+    fit = f" (for instance {safe!r})" if safe else ""
+    return (
+        "a fabric name starts with a letter or digit and holds letters, digits, '_', '.' and "
+        f"'-' only, at most 63 characters{fit}"
+    )
+
+
 @dataclass(frozen=True)
 class ImportedHost:
     name: str
