@@ -309,3 +309,21 @@ def test_credit_hints_quote_the_site_lnds_defaults(tmp_path: Path) -> None:
 def test_a_kfi_nis_default_credits_are_no_difference() -> None:
     assert tunables.KERNEL_DEFAULTS["kfi.peer_credits"] == 16
     assert tunables.KERNEL_DEFAULTS["kfi.credits"] == 512
+
+
+@pytest.mark.parametrize("value", [".inf", "-.inf", ".nan", "1.5"])
+def test_a_value_that_is_no_whole_number_is_one_error(tmp_path: Path, value: str) -> None:
+    """``credits: .inf`` gave E-SCHEMA ("inf is outside 1-2147483647") and E-SCHEMA-TYPE for
+    the one value, with two different kernel-default hints."""
+    demo = Path(__file__).resolve().parent.parent / "sites" / "demo.yaml"
+    site = tmp_path / "site.yaml"
+    text = demo.read_text(encoding="utf-8")
+    site.write_text(
+        text.replace("client_nets:", f"tunables:\n  credits: {value}\n\nclient_nets:", 1)
+    )
+    r = CliRunner().invoke(main, ["validate", str(site)])
+    assert r.exit_code == 1, r.output
+    lines = [ln for ln in r.output.splitlines() if "$.tunables.credits" in ln]
+    assert len(lines) == 1 and "error[E-SCHEMA-TYPE]" in lines[0], lines
+    # the kernel defaults of the LNDs the demo runs (gni, o2ib), as the range error gives them
+    assert "kernel default 256 or 64 (gni), 256 (o2ib)" in lines[0], lines

@@ -134,7 +134,10 @@ def schema_diags(src: Source) -> list[tuple[Path, Diagnostic]]:
     out: list[tuple[Path, Diagnostic]] = []
     for err in _validator().iter_errors(src.data):
         out.extend(_translate(src, err))
-    return out
+    # one error for one value: ``credits: .inf`` is not a whole number, which says it all; its
+    # range error beside it ("inf is outside 1-2147483647") said it twice
+    typed = {path for path, d in out if d.code == "E-SCHEMA-TYPE"}
+    return [(path, d) for path, d in out if d.code != "E-SCHEMA" or path not in typed]
 
 
 def droppable(path: Path) -> tuple[str, int] | None:
@@ -232,6 +235,7 @@ def _translate(src: Source, err: Any) -> Iterator[tuple[Path, Diagnostic]]:
         yield from _unknown_keys(src, err, path)
         return
     hint = str(err.schema.get("description", "")) if isinstance(err.schema, dict) else ""
+    description = hint
     code, message = "E-SCHEMA", err.message
     if kind == "required":
         missing = [k for k in err.validator_value if isinstance(inst, dict) and k not in inst]
@@ -269,8 +273,10 @@ def _translate(src: Source, err: Any) -> Iterator[tuple[Path, Diagnostic]]:
             message = f"{show(inst)} is outside {lo}-{hi}"
         elif lo is not None:
             message = f"{show(inst)} is less than {lo}"
-        if path and path[0] == "tunables" and str(path[-1]) in BY_NAME:
-            hint = default_hint(str(path[-1]), _site_lnds(src.data))
+    # a tunable's kernel default: that of the LNDs the site runs, in every error of it
+    tunable = bool(path) and path[0] == "tunables" and str(path[-1]) in BY_NAME
+    if kind in ("minimum", "maximum", "type") and hint == description and tunable:
+        hint = default_hint(str(path[-1]), _site_lnds(src.data))
     yield path, src.diag(path, code, message, hint=hint)
 
 
