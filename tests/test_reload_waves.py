@@ -28,11 +28,13 @@ CREDITS = "tunables:\n  roles:\n    router: {peer_credits: 32, credits: 1024}\n\
 TITLE = "set LNet tunables"
 
 
-def _gateway_sets(paths: Paths) -> list[frozenset[str]]:
+def _primaries(paths: Paths) -> list[frozenset[str]]:
+    """Each host's routers to each net at the best priority there (computed from ``want``
+    and the priorities the test gave, not from ``Peer.best``)."""
     out = []
     for p in paths.peers:
         by_net: dict[str, set[str]] = {}
-        for net, router, _g in p.want:
+        for net, router, _g in p.best if p.best is not None else p.want:
             by_net.setdefault(net, set()).add(router)
         out.extend(frozenset(v) for v in by_net.values())
     return out
@@ -40,7 +42,7 @@ def _gateway_sets(paths: Paths) -> list[frozenset[str]]:
 
 def _holds(paths: Paths, waves: list[list[str]]) -> None:
     for wave in waves:
-        for g in _gateway_sets(paths):
+        for g in _primaries(paths):
             if len(g) > 1:
                 assert len(g & set(wave)) <= len(g) // 2, (sorted(g), wave)
 
@@ -50,13 +52,17 @@ ROUTERS = [f"rtr{i}" for i in range(1, 13)]
 
 @st.composite
 def _paths(draw: st.DrawFn) -> Paths:
+    """Hosts with primaries (2 or more a net) and backups (any) to up to four nets."""
     peers = []
     for i in range(draw(st.integers(1, 6))):
-        want = set()
+        want, best = set(), set()
         for net in range(draw(st.integers(1, 4))):
             via = draw(st.sets(st.sampled_from(ROUTERS), min_size=2, max_size=8))
-            want |= {(f"o2ib{net}", r, f"{r}@gni") for r in via}
-        peers.append(Peer(CLIENT if i % 2 else SERVER, 1, frozenset(want), frozenset(want)))
+            backups = draw(st.sets(st.sampled_from(ROUTERS), max_size=6)) - via
+            best |= {(f"o2ib{net}", r, f"{r}@gni") for r in via}
+            want |= {(f"o2ib{net}", r, f"{r}@gni") for r in via | backups}
+        role = CLIENT if i % 2 else SERVER
+        peers.append(Peer(role, 1, frozenset(want), frozenset(want), frozenset(best)))
     return Paths(tuple(peers), {r: frozenset() for r in ROUTERS})
 
 
@@ -93,3 +99,16 @@ def test_demo_router_credits_in_two_waves(tmp_path: Path) -> None:
     result = diff(str(after), str(tree))
     assert result.paths is not None
     _holds(result.paths, waves)
+    # against the plan itself: no wave takes more than half of a net's priority-0 routers
+    # (the demo's groups: 4 primaries and 4 backups an OSS net, 2 + 2 an MDS net); counting
+    # backups as gateways, wave 1 took all four primaries of o2ib100
+    plan = json.loads((tree / "plan.json").read_text())
+    for rs in plan["route_sets"]:
+        primaries = {}
+        for r in rs["routes"]:
+            if r["priority"] == 0:
+                primaries.setdefault(r["net"], set()).add(r["gateway"])
+        for net, gws in primaries.items():
+            for wave in waves:
+                taken = {g for g in gws if f"rtr{int(g.split('@')[0]) - 200:02d}" in wave}
+                assert len(gws) > 0 and len(taken) <= len(gws) // 2, (net, sorted(gws), wave)

@@ -77,7 +77,9 @@ def build_paths(
         if state is not None and state.nets is not None:
             for nids in state.nets.nids.values():
                 live_of.update((nid, name) for nid in nids)
-    seen: dict[tuple[object, ...], tuple[str, frozenset[Hop], frozenset[Hop]]] = {}
+    seen: dict[
+        tuple[object, ...], tuple[str, frozenset[Hop], frozenset[Hop], frozenset[Hop] | None]
+    ] = {}
     count: dict[tuple[object, ...], int] = {}
     pending: dict[tuple[object, ...], bool] = {}
     for name, exp in expected.items():
@@ -90,10 +92,16 @@ def build_paths(
         if key not in seen:
             want = frozenset((n, plan_of.get(g, "?" + g), g) for n, g in exp.routes)
             have = want if table is None else _resolve(table.routes, state, live_of)
-            seen[key] = (exp.role, have, have if kept else want)
+            top: dict[str, int] = {}
+            for (n, _g), (_hop, prio) in exp.routes.items():
+                top[n] = min(prio, top.get(n, prio))
+            best = frozenset(h for h in want if exp.routes[h[0], h[2]][1] == top[h[0]])
+            seen[key] = (exp.role, have, have if kept else want, None if kept else best)
             pending[key] = kept and have != want
         count[key] = count.get(key, 0) + 1
-    peers = tuple(Peer(role, count[k], have, want) for k, (role, have, want) in seen.items())
+    peers = tuple(
+        Peer(role, count[k], have, want, best) for k, (role, have, want, best) in seen.items()
+    )
     outside += sum(count[k] for k, p in pending.items() if p)
     return Paths(peers, router_nets, outside)
 
@@ -190,13 +198,15 @@ def sole_gateway_nets(paths: Paths, routers: Iterable[str]) -> dict[str, tuple[s
 def reload_waves(paths: Paths, routers: Iterable[str]) -> list[list[str]]:
     """``routers`` (each of which every host routing through it can do without: no net it is
     the only gateway to, ``sole_gateway_nets``) in waves to reload one after the other: no
-    wave holds more than half of any host's planned gateways to one net, so each host keeps
-    at least half of them -- and with them at least half the bandwidth they carry -- up
-    while a wave reloads.
+    wave holds more than half of any host's gateways to one net **at the best priority**
+    (``Peer.best``: the ones LNet uses; a backup group carries nothing while one primary
+    lives), so each host keeps at least half of its primaries -- and the bandwidth they carry
+    -- up while a wave reloads.  A net with a single primary (and backups, or it would be a
+    sole gateway) falls back to its backups while that router reloads, whatever the wave.
 
     Half and not "all but one": a wave that leaves a net one gateway of six puts the whole
     net's traffic on it for the length of the reload.  Routers are taken in name order, each
-    into the first wave it fits; a site whose nets have two or more gateways each usually
+    into the first wave it fits; a site whose nets have two or more primaries each usually
     needs two waves.  Gateways that are not in ``routers`` stay up throughout and count as
     kept.  A wave starts only when the one before forwards again (the step says so)."""
     wanted = sorted(set(routers), key=natural)
@@ -206,12 +216,12 @@ def reload_waves(paths: Paths, routers: Iterable[str]) -> list[list[str]]:
     sets: dict[frozenset[str], int] = {}  # gateway set -> how many of it a wave may take
     for p in paths.peers:
         by_net: dict[str, set[str]] = {}
-        for net, router, _g in p.want:
+        for net, router, _g in p.want if p.best is None else p.best:
             by_net.setdefault(net, set()).add(router)
         for via in by_net.values():
             gateways = frozenset(via)
             if gateways & chosen and gateways not in sets:
-                sets[gateways] = len(gateways) // 2
+                sets[gateways] = max(1, len(gateways) // 2)
     of_router: dict[str, list[frozenset[str]]] = {}
     for gateways in sets:
         for r in gateways & chosen:

@@ -80,6 +80,9 @@ class Peer:
     count: int
     live: frozenset[Hop]
     want: frozenset[Hop]
+    #: the hops of ``want`` at the best priority of their net: the gateways LNet uses while
+    #: they live (None: not known, every hop of ``want`` counts)
+    best: frozenset[Hop] | None = None
 
 
 @dataclass(frozen=True)

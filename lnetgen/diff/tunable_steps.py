@@ -39,7 +39,8 @@ ROUTER_RELOAD_WAVE = (
     "router outage, paths kept, wave {k} of {n}: the new values take effect only when LNet is "
     "unloaded and loaded again with the new files -- drain these routers together (`lnetctl "
     "set routing 0`, until their peers stop choosing them), reload LNet on them{then} (every "
-    "host keeps at least half of its gateways to each of its nets up during a wave)"
+    "host keeps at least half of its gateways at the best priority to each of its nets up "
+    "during a wave, and a net with one such gateway uses its backup routes while it reloads)"
 )
 #: The end of a wave's text before the next wave.
 WAVE_THEN = ", and start wave {k} only once they forward again"
