@@ -474,6 +474,24 @@ def test_live_dumps_of_part_of_the_site_with_hosts(tree: Path, tmp_path: Path) -
     assert len(findings(verify(str(tree), live=str(live)), "V-HOST-MISSING")) == 95
 
 
+def test_live_dump_of_one_server_with_hosts(tree: Path, tmp_path: Path) -> None:
+    """Only oss01 collected, ``--hosts oss01``: every other server was V-HOST-MISSING and each
+    route through an uncollected router V-GW-UNKNOWN.  Hosts outside the scope without a dump
+    stand in with the tree's files (the plan), as ``diff`` takes them; with ``--manifest``
+    alone there is no plan to stand in, and a router or server missing is still a finding."""
+    live = tmp_path / "one"
+    live.mkdir()
+    shutil.copy(tree / "lnetctl/oss01.yaml", live / "oss01.yaml")
+    res = verify(str(tree), live=str(live), hosts="oss01")
+    assert res.exit_code == 0, [d.message for d in res.findings if d.severity == "error"]
+    assert res.counts["scratch"]["server->server"].pairs > 0
+    assert res.counts["scratch"]["client-class->server"].pairs > 0
+    drop_route_entries(live / "oss01.yaml", "gni")  # oss01's own routes back: in scope
+    assert verify(str(tree), live=str(live), hosts="oss01").exit_code == 1
+    alone = verify(None, live=str(live), manifest=str(tree / "manifest.json"), hosts="oss01")
+    assert findings(alone, "V-HOST-MISSING")
+
+
 def test_ping_plan(tree: Path, tmp_path: Path) -> None:
     plan = tmp_path / "ping.txt"
     assert run(str(tree), "--ping-plan", str(plan)).exit_code == 0

@@ -112,7 +112,7 @@ def verify(
     mpath = manifest or os.path.join(str(out_dir), "manifest.json")
     m = read_manifest(mpath, "" if manifest else str(out_dir))
     if live is not None:
-        world = read_live_world(live, m, _hosts(hosts))
+        world = read_live_world(live, m, _hosts(hosts), out_dir)
     else:
         world = read_tree(str(out_dir), m, progress)
     _scope(world, hosts)

@@ -184,25 +184,39 @@ def _signature(state: HostState) -> tuple[object, ...]:
 
 
 def read_live_world(
-    live_path: str, manifest: Manifest, scope: Container[str] | None = None
+    live_path: str,
+    manifest: Manifest,
+    scope: Container[str] | None = None,
+    tree: str | None = None,
 ) -> World:
     """Endpoints from live dumps at ``live_path``, roles and file systems from ``manifest``:
-    clients of one class that show the same state form one endpoint.  ``scope``: the hosts of
-    ``--hosts``; a host outside it without a dump is no finding (a partial collection of the
-    site is what ``--hosts`` is for, as in ``diff``).  Raises ``InputError`` when
-    ``live_path`` cannot be read."""
+    clients of one class that show the same state form one endpoint.  Raises ``InputError``
+    when ``live_path`` cannot be read.
+
+    ``scope``: the hosts of ``--hosts``.  A host outside it without a dump is no finding -- a
+    partial collection of the site is what ``--hosts`` is for, as in ``diff``, which takes such
+    a host to be as the plan says.  So does this: the hosts outside the scope without a dump
+    stand in with their file of the generated ``tree`` (the plan: one endpoint per file),
+    because the pairs in scope route through them or end at them; without a tree
+    (``--manifest`` alone) a router or server is missing, as a host in scope is, and a client
+    is left out."""
     live = read_live(live_path)
     world = World()
     world.findings.extend(_unreadable(d) for d in live.errors)
     known: set[str] = set()
+    cache = ParseCache()
     for e in _chosen_entries(manifest):
         members = nodes.expand(e.hosts)
         known.update(members)
         groups: dict[tuple[object, ...], list[str]] = {}
+        absent: list[str] = []  # outside the scope, no dump: as the tree says
         for h in members:
             state = live.hosts.get(h)
             if state is None:
-                if h not in live.error_hosts and (scope is None or h in scope):
+                outside = scope is not None and h not in scope
+                if outside and tree is not None:
+                    absent.append(h)
+                elif h not in live.error_hosts and not (outside and e.role == "client"):
                     world.findings.append(_missing(live_path, h, e, live.collect_failed.get(h)))
                 continue
             groups.setdefault(_signature(state), []).append(h)
@@ -216,6 +230,9 @@ def read_live_world(
                 nets = live.hosts[h].nets
                 if nets is not None:
                     world.own(h, (n for ns in nets.nids.values() for n in ns), file)
+        if absent and tree is not None:
+            name = f"{stem}#{len(groups) + 1}" if groups and e.role == "client" else stem
+            _stand_in(world, tree, e, name, absent, cache)
     for h in sorted(set(live.hosts) - known):
         world.findings.append(
             Diagnostic(
@@ -229,6 +246,23 @@ def read_live_world(
             )
         )
     return world
+
+
+def _stand_in(
+    world: World, tree: str, e: Entry, name: str, hosts: list[str], cache: ParseCache
+) -> None:
+    """``hosts`` of ``e`` (outside ``--hosts``, without a dump) as the tree's file for them
+    says, one endpoint ``name``; an unreadable file is a finding, as in ``read_tree``."""
+    full = os.path.join(tree, e.path)
+    try:
+        state = read_dump(full, cache=cache, root=tree)  # no link out of the tree
+    except LiveParseError as exc:
+        world.findings.append(_unreadable(exc.diagnostic))
+        return
+    world.add(Endpoint(name, e.role, nodes.fold(hosts), full, state, e.fs, len(hosts)))
+    if state.nets is not None and e.role != "client":
+        for h in hosts:
+            world.own(h, (n for ns in state.nets.nids.values() for n in ns), full)
 
 
 def _missing(live_path: str, host: str, entry: Entry, why: str | None) -> Diagnostic:
