@@ -452,3 +452,17 @@ def test_a_fabric_name_as_it_is_written_is_kept(tmp_path: Path) -> None:
     code, out, err, _p = _import(tmp_path, small(), "--name", "sion_2.a-b")
     assert code == 0, err
     assert "name: sion_2.a-b" in out
+
+
+@pytest.mark.parametrize("name", ["sion-", "a.", "X" * 63])
+def test_every_name_the_inventory_takes_is_taken(tmp_path: Path, name: str) -> None:
+    """``--name sion-`` was refused although the inventory's schema takes it (the check
+    stripped a trailing '-' or '.', as it does for names read from node descriptions)."""
+    import json
+    import re
+
+    schema = json.loads((ROOT / "schemas" / "site.schema.json").read_text(encoding="utf-8"))
+    assert re.fullmatch(schema["$defs"]["name"]["pattern"].strip("^$"), name)
+    code, out, err, _p = _import(tmp_path, small(), "--name", name)
+    assert code == 0, err
+    assert f"name: {name}" in out

@@ -31,6 +31,8 @@ _CHASSIS_RES = (
     ),
 )
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+#: A fabric name as the inventory takes it (schemas/site.schema.json ``$defs/name``).
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}", re.ASCII)
 
 
 def _chip_hint(desc: str) -> tuple[str, str, str] | None:
@@ -53,9 +55,9 @@ def fabric_name_problem(name: str) -> str | None:
     """Why ``name`` (``fabric import --name``) cannot name a fabric as given, or None.  A name
     read from a node description is made safe (``_safe``); one the user typed is not changed
     behind their back (``../../x`` became ``x``): it is refused, with the name that would do."""
-    safe = _safe(name, "")
-    if safe == name:
+    if _NAME.fullmatch(name):
         return None
+    safe = _safe(name, "")
     fit = f" (for instance {safe!r})" if safe else ""
     return (
         "a fabric name starts with a letter or digit and holds letters, digits, '_', '.' and "
@@ -133,7 +135,11 @@ def infer_fabric(net: IbNet, name: str, role: str = "storage") -> Imported:
             switches_out.append(_tor_entry(sw_name, grp["leaf"][0], by_id, leaf_of))
         else:
             switches_out.append(_director_entry(sw_name, grp["leaf"], grp["spine"], by_id, leaf_of))
-    fabric = {"name": _safe(name, "fabric"), "role": role, "switches": switches_out}
+    fabric = {
+        "name": name if _NAME.fullmatch(name) else _safe(name, "fabric"),
+        "role": role,
+        "switches": switches_out,
+    }
     return Imported(fabric, _hosts(net, leaf_of), notes)
 
 
