@@ -26,7 +26,6 @@ from lnetgen.yamlsrc import Path, Source, load_file
 
 #: The code of the notes saying whether another strategy applies.
 APPLIES = "I-STRATEGY"
-_MORE = re.compile(r"too many guarantee failures to list: (\d+) more$")
 
 
 def dry_solve(path: str) -> tuple[Site | None, list[Diagnostic]]:
@@ -116,13 +115,13 @@ def _applies(site: Site, name: str) -> str:
     try:
         solve(site, name)
     except SolveError as exc:
-        problems = [d.message for d in exc.diagnostics]
+        listed = [d.message for d in exc.diagnostics if d is not exc.more]
+        unlisted = exc.unlisted
     else:
         return f"strategy {name} also applies (--strategy {name})"
-    # the solver lists 20 guarantee failures and then how many more there are
-    listed = [p for p in problems if not _MORE.match(p)]
+    # the solver lists 20 guarantee failures and then how many more there are (``more``)
     first = listed[0] if listed else "it cannot be formed"
-    k = len(listed) - 1 + sum(int(m[1]) for p in problems if (m := _MORE.match(p)))
+    k = len(listed) - 1 + unlisted
     more = (
         f" (and {k} more problem(s) of {name}: lnetgen solve SITE --strategy {name} lists them)"
         if k > 0

@@ -246,17 +246,26 @@ def solve(site: Site, strategy: str | None = None, keep: Mapping[str, str] | Non
     )
     problems = check_guarantees(plan, leaf_local=strat.leaf_local, mgs=mgs_servers(site))
     if problems:
-        # worded to sort after the failures it follows (diagnostics are sorted by message)
-        more = (
-            f"too many guarantee failures to list: {len(problems) - 20} more"
-            if len(problems) > 20
-            else ""
-        )
-        raise SolveError(
-            [Diagnostic(site.file, 0, 0, "error", "E-GUARANTEE", "$", p) for p in problems[:20]]
-            + ([Diagnostic(site.file, 0, 0, "error", "E-GUARANTEE", "$", more)] if more else [])
-        )
+        raise guarantee_error(site.file, problems)
     return plan
+
+
+#: How many guarantee failures a ``SolveError`` lists before saying how many more.
+LISTED = 20
+
+
+def guarantee_error(file: str, problems: list[str]) -> SolveError:
+    """The first ``LISTED`` guarantee failures, then one line saying how many more (the
+    error's ``more``, worded to sort after the failures it follows: diagnostics are sorted by
+    message); readers take the count from ``unlisted``, not from the words."""
+    diags = [Diagnostic(file, 0, 0, "error", "E-GUARANTEE", "$", p) for p in problems[:LISTED]]
+    unlisted = max(0, len(problems) - LISTED)
+    more = None
+    if unlisted:
+        text = f"too many guarantee failures to list: {unlisted} more"
+        more = Diagnostic(file, 0, 0, "error", "E-GUARANTEE", "$", text)
+        diags.append(more)
+    return SolveError(diags, more=more, unlisted=unlisted)
 
 
 def mgs_servers(site: Site) -> dict[str, list[str]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,7 +16,15 @@ Module = tuple[str, str]  # (switch, leaf); leaf '' on a TOR switch
 
 
 class SolveError(InputError):
-    """The site cannot be solved with this strategy; diagnostics say why."""
+    """The site cannot be solved with this strategy; diagnostics say why.  The solver lists
+    the first 20 guarantee failures, then one diagnostic saying how many more (``more``, one
+    of ``diagnostics``): ``unlisted`` is that count."""
+
+    def __init__(
+        self, diagnostics: Iterable[Diagnostic], more: Diagnostic | None = None, unlisted: int = 0
+    ) -> None:
+        super().__init__(diagnostics)
+        self.more, self.unlisted = more, unlisted
 
 
 def solve_error(site: Site, code: str, message: str, path: str = "$") -> SolveError:
