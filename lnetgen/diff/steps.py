@@ -10,9 +10,10 @@ keeps a working gateway to every server, both ways -- and says which steps canno
    wait until it has it;
 3. servers whose NID changes -- a new address, or a storage net they leave (a net moved or
    renumbered: ``10.36.2.4@o2ib4`` becomes ``10.36.2.4@o2ib3``) -- in one outage step: their
-   targets are registered under the old NID in the MGS configuration logs, so they are
-   unmounted, the old net deleted, the NIDs replaced (``lctl replace_nids`` or a writeconf)
-   and the targets mounted again; the routes to the new NID are in place by then, and the
+   targets are registered under the old NID in the MGS configuration logs, so the file system
+   is stopped (the MGS replaces NIDs only when it runs alone, ``REPLACE_NIDS``), the old net
+   deleted, the NIDs replaced (``lctl replace_nids`` or a writeconf) and the file system
+   started again; the routes to the new NID are in place by then, and the
    paths to the old one may go afterwards;
 4. routers drained (``lnetctl set routing 0``) only where ``lnetgen.diff.paths.drain_plan``
    shows that everyone routing through them keeps another gateway: a drained router drops
@@ -58,7 +59,7 @@ from lnetgen.diff.result import (
     natural,
     role_rank,
 )
-from lnetgen.diff.tunable_steps import reload_outage, reload_tunables, tunable_sets
+from lnetgen.diff.tunable_steps import RELOAD_ROUTER, reload_outage, reload_tunables, tunable_sets
 from lnetgen.live import UNDEFINED_HOP
 
 
@@ -74,19 +75,31 @@ class Step:
     outage: str = ""  # empty: runs live; else what the step interrupts and why
 
 
+#: How a target's NIDs are replaced in the configuration logs.  The MGS refuses
+#: ``lctl replace_nids`` while any other device runs or any client is connected
+#: (``mgs_replace_nids()`` -> ``only_mgs_is_running()``, EBUSY; lustre/mgs/mgs_llog.c), so it is
+#: the whole file system that stops, not the moved servers' targets alone (the Lustre
+#: manual, "Changing a Server NID").
+REPLACE_NIDS = (
+    "stop the whole file system first (unmount every client, then every MDT and OST: the MGS "
+    "refuses `lctl replace_nids` while any other target runs or a client is connected), mount "
+    "the MGS alone with `-o nosvc` (the MDT it shares a device with stays down), run `lctl "
+    "replace_nids FSNAME-OSTxxxx NIDS` on it for every target of the servers in this step "
+    "(each target's NIDs, its failover partner's after a ':'), or a writeconf of every target, "
+    "then unmount it and start the file system again"
+)
 #: A NID change cannot be made live: servers' NIDs are recorded in the file system's
 #: configuration logs, other hosts must restart LNet to take a new interface address.
 SERVER_NID_OUTAGE = (
-    "file system outage: a server's NID is in the configuration logs -- unmount the targets and "
-    "run `lctl replace_nids` on the MGS (or a writeconf) before they come back"
+    "file system outage: a server's NID is in the configuration logs -- " + REPLACE_NIDS
 )
 #: A server that leaves a net changes its NID just the same (the net is part of it).
 SERVER_NET_OUTAGE = (
     "file system outage: the server leaves a net, so its NID there changes, and its targets "
     "are registered under the old NID in the MGS configuration logs (clients cannot reach "
-    "them once that net goes) -- unmount the targets before this step, run `lctl replace_nids` "
-    "on the MGS (or a writeconf) with the new NIDs, and mount them again after it (an MGS's "
-    "clients mount by its NID: their mount commands change too)"
+    "them once that net goes) -- run this step while the file system is stopped: "
+    + REPLACE_NIDS
+    + " (an MGS's clients mount by its NID: their mount commands change too)"
 )
 HOST_NID_OUTAGE = (
     "host outage: LNet takes the new address only when restarted (`lnetctl lnet unconfigure` "
@@ -375,7 +388,12 @@ def _readdress_outage(units: list[_Unit]) -> str:
 
 
 def _set_tunables(u: _Unit, _c: _Ctx) -> list[str]:
-    return tunable_sets(u.diff)
+    """The tunables' commands; a router that reloads in a wave (its peers keep other
+    gateways) is drained first, with the commands to paste, and told how to reload."""
+    cmds = tunable_sets(u.diff)
+    if u.diff.role == ROUTER and u.wave[0] and reload_tunables(u.diff):
+        return ["lnetctl set routing 0", DRAIN_WAIT, *cmds, RELOAD_ROUTER]
+    return cmds
 
 
 def _tunables_outage(units: list[_Unit]) -> str:

@@ -44,6 +44,16 @@ ROUTER_RELOAD_WAVE = (
 )
 #: The end of a wave's text before the next wave.
 WAVE_THEN = ", and start wave {k} only once they forward again"
+#: How a drained router takes files that need LNet loaded again (lustre-release's lnet.service:
+#: ExecStop lustre_rmmod, ExecStart modprobe lnet, lnetctl lnet configure, lnetctl import
+#: /etc/lnet.conf); routing comes back on from the files.
+RELOAD_ROUTER = (
+    "# with the new files in place, once its peers stop choosing it: reload LNet (lnet.service: "
+    "`systemctl restart lnet` unloads the modules and imports /etc/lnet.conf again); routing "
+    "comes back on from the files -- check `lnetctl routing show` before the next wave"
+)
+
+
 #: A router that is the only gateway some hosts have to ``{nets}``.
 ROUTER_RELOAD_CUT = (
     "file system outage: the new values take effect only when LNet is unloaded and loaded "

@@ -1,0 +1,55 @@
+"""Change steps an administrator runs on a live file system, as a reviewer who upgraded a
+deployed site read them:
+
+1. a server whose NID changes was to have "the targets unmounted" and ``lctl replace_nids``
+   run on the MGS; the MGS refuses that (EBUSY) while any other target runs or a client is
+   connected (lustre/mgs/mgs_llog.c ``mgs_replace_nids()`` -> ``only_mgs_is_running()``): the
+   step now says to stop the whole file system and mount the MGS alone with ``-o nosvc``;
+2. the router reload waves held no command to run (``"clush": []``): each now drains its
+   routers with a line to paste and says how to reload them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from lnetgen.api import generate, write_output
+from lnetgen.cli import main
+from lnetgen.diff import SERVER, DiffResult, Group, HostDiff, plan_changes
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "sites" / "demo.yaml"
+CREDITS = "tunables:\n  roles:\n    router: {peer_credits: 32, credits: 1024}\n\n"
+
+
+def test_a_server_nid_change_stops_the_whole_file_system() -> None:
+    moved = HostDiff(SERVER, nids=(("o2ib100", ("10.10.1.1@o2ib100",), "10.10.1.9@o2ib100"),))
+    left = HostDiff(SERVER, add_nets=(("o2ib3", ("ib0",)),), remove_nets=(("o2ib4", ("ib0",)),))
+    for d in (moved, left):
+        steps = plan_changes(DiffResult("s", "x", "p", groups=[Group("oss01", 1, d)]))
+        (step,) = [s for s in steps if s.outage]
+        assert "stop the whole file system first" in step.outage, step.outage
+        assert "unmount every client, then every MDT and OST" in step.outage
+        assert "-o nosvc" in step.outage and "lctl replace_nids" in step.outage
+        assert "unmount the targets and" not in step.outage  # the instruction the MGS refuses
+
+
+def test_every_reload_wave_drains_its_routers_with_a_line_to_paste(tmp_path: Path) -> None:
+    before, after = tmp_path / "before.yaml", tmp_path / "after.yaml"
+    before.write_text(DEMO.read_text(encoding="utf-8"), encoding="utf-8")
+    after.write_text(DEMO.read_text().replace("client_nets:", CREDITS + "client_nets:", 1))
+    tree = tmp_path / "tree"
+    write_output(generate(str(before), None, "lnetctl"), str(tree))
+    r = CliRunner().invoke(
+        main, ["diff", str(after), "--live", str(tree), "--plan-changes", "--format", "json"]
+    )
+    assert r.exit_code == 1, r.output
+    waves = [s for s in json.loads(r.stdout)["steps"] if "wave" in (s["outage"] or "")]
+    assert len(waves) == 2
+    for s in waves:
+        assert s["clush"] == [f"clush -w '{s['hosts']}' 'lnetctl set routing 0'"], s["clush"]
+        assert not s["live"]
+        assert any("systemctl restart lnet" in c for c in s["commands"]), s["commands"]
