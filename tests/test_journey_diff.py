@@ -17,7 +17,7 @@ from click.testing import CliRunner, Result
 from lnetgen.api import generate, write_output
 from lnetgen.cli.diff import command
 from lnetgen.diff import ROUTER, SERVER, DiffResult, Group, HostDiff, format_steps, plan_changes
-from lnetgen.diff.steps import ROUTER_NID_OUTAGE, SERVER_NID_OUTAGE
+from lnetgen.diff.outages import ROUTER_NID_OUTAGE, SERVER_NID_OUTAGE
 from lnetgen.live import read_live
 
 ROOT = Path(__file__).resolve().parent.parent

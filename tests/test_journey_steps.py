@@ -38,7 +38,8 @@ from lnetgen.diff import (
     plan_changes,
 )
 from lnetgen.diff.expected import Expected, expected_states
-from lnetgen.diff.steps import KEEP_NETS_HINT, SERVER_NET_OUTAGE
+from lnetgen.diff.outages import MOVING_ADDS_OUTAGE, SERVER_NET_OUTAGE
+from lnetgen.diff.steps import KEEP_NETS_HINT
 from lnetgen.live import LiveSet, read_live
 from lnetgen.plan import Plan
 
@@ -288,7 +289,15 @@ def test_every_file_system_stays_reachable_through_the_steps(tmp_path: Path, nam
     assert world.broken() == []  # and everything works at the end
     declared = [s for s in steps if s.outage.startswith(CUT)]
     if name in RENUMBERED:  # servers renumbered: their NID changes are declared
-        assert declared and all(s.outage == SERVER_NET_OUTAGE for s in declared)
+        assert declared and all(
+            s.outage in (SERVER_NET_OUTAGE, MOVING_ADDS_OUTAGE) for s in declared
+        )
+        # the clients' new routes to the nets servers leave wait for that outage: added on a
+        # live file system, the servers still there drop nothing but the clients drop their
+        # replies through the new gateways (drop_asym_route)
+        nid_step = next(i for i, s in enumerate(steps) if s.outage == SERVER_NET_OUTAGE)
+        moving = [i for i, s in enumerate(steps) if s.outage == MOVING_ADDS_OUTAGE]
+        assert moving and all(i == nid_step - 1 for i in moving), [s.title for s in steps]
     else:
         assert declared == [], [(s.title, s.hosts) for s in declared]
 

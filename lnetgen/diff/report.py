@@ -12,6 +12,7 @@ import shlex
 from typing import Any
 
 from lnetgen.diagnostics import printable
+from lnetgen.diff.outages import SERVER_NET_OUTAGE
 from lnetgen.diff.result import (
     DiffResult,
     Group,
@@ -21,7 +22,7 @@ from lnetgen.diff.result import (
     fold_hosts,
     show_name,
 )
-from lnetgen.diff.steps import KEEP_NETS_HINT, SERVER_NET_OUTAGE, Step
+from lnetgen.diff.steps import KEEP_NETS_HINT, Step
 from lnetgen.udsp import Rule
 
 

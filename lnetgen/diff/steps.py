@@ -49,6 +49,15 @@ from dataclasses import dataclass
 
 from lnetgen import nodes
 from lnetgen.diagnostics import printable
+from lnetgen.diff.outages import (
+    HOST_NID_OUTAGE,
+    MOVING_ADDS_OUTAGE,
+    ROUTER_CUT_OUTAGE,
+    ROUTER_NID_OUTAGE,
+    ROUTER_UNKNOWN_OUTAGE,
+    SERVER_NET_OUTAGE,
+    SERVER_NID_OUTAGE,
+)
 from lnetgen.diff.paths import drain_plan, reload_waves, sole_gateway_nets
 from lnetgen.diff.result import (
     CLIENT,
@@ -75,55 +84,6 @@ class Step:
     outage: str = ""  # empty: runs live; else what the step interrupts and why
 
 
-#: How a target's NIDs are replaced in the configuration logs.  The MGS refuses
-#: ``lctl replace_nids`` while any other device runs or any client is connected
-#: (``mgs_replace_nids()`` -> ``only_mgs_is_running()``, EBUSY; lustre/mgs/mgs_llog.c), so it is
-#: the whole file system that stops, not the moved servers' targets alone (the Lustre
-#: manual, "Changing a Server NID").
-REPLACE_NIDS = (
-    "stop the whole file system first (unmount every client, then every MDT and OST: the MGS "
-    "refuses `lctl replace_nids` while any other target runs or a client is connected), mount "
-    "the MGS alone with `-o nosvc` (the MDT it shares a device with stays down), run `lctl "
-    "replace_nids FSNAME-OSTxxxx NIDS` on it for every target of the servers in this step "
-    "(each target's NIDs, its failover partner's after a ':'), or a writeconf of every target, "
-    "then unmount it and start the file system again"
-)
-#: A NID change cannot be made live: servers' NIDs are recorded in the file system's
-#: configuration logs, other hosts must restart LNet to take a new interface address.
-SERVER_NID_OUTAGE = (
-    "file system outage: a server's NID is in the configuration logs -- " + REPLACE_NIDS
-)
-#: A server that leaves a net changes its NID just the same (the net is part of it).
-SERVER_NET_OUTAGE = (
-    "file system outage: the server leaves a net, so its NID there changes, and its targets "
-    "are registered under the old NID in the MGS configuration logs (clients cannot reach "
-    "them once that net goes) -- run this step while the file system is stopped: "
-    + REPLACE_NIDS
-    + " (an MGS's clients mount by its NID: their mount commands change too)"
-)
-HOST_NID_OUTAGE = (
-    "host outage: LNet takes the new address only when restarted (`lnetctl lnet unconfigure` "
-    "and configure); drain routers and idle clients first"
-)
-#: A drained router's restart cuts no path: its peers use their other gateways meanwhile.
-ROUTER_NID_OUTAGE = (
-    "router outage, paths kept: LNet takes the new address only when restarted (`lnetctl lnet "
-    "unconfigure` and configure); the router is drained and its peers use their other "
-    "gateways -- keep routing off when LNet is back (`lnetctl set routing 0`): it is enabled "
-    "again below, once its peers have routes through the new address"
-)
-#: ... and the restart of one that could not be drained does (``cut_outage``).
-ROUTER_CUT_OUTAGE = (
-    "file system outage: LNet takes the new address only when restarted (`lnetctl lnet "
-    "unconfigure` and configure), and this router is the only gateway some hosts have to "
-    "{nets}: those paths are down until LNet is back on it (or give those nets another gateway "
-    "first)"
-)
-ROUTER_UNKNOWN_OUTAGE = (
-    "router outage: LNet takes the new address only when restarted (`lnetctl lnet unconfigure` "
-    "and configure); the paths through it are down until its peers' router checks mark it "
-    "down and they use their other gateways, if they have any"
-)
 #: Said after each drain: what it drops meanwhile is resent through the other gateways.
 DRAIN_WAIT = (
     "# then wait until the peers stop choosing it: they see routing off at their next router "
@@ -272,6 +232,9 @@ class _Ctx:
     new: frozenset[str]
     old: frozenset[str]
     outside: int = 0  # Paths.outside: hosts out of --hosts whose routes or nets change too
+    #: storage nets some server leaves (its NID changes in the outage step): clients' new
+    #: routes to them wait for that outage (``_moving_adds``)
+    moving: frozenset[str] = frozenset()
 
 
 def _wants_drain(d: HostDiff) -> bool:
@@ -320,7 +283,10 @@ def _units(result: DiffResult) -> tuple[list[_Unit], _Ctx]:
         for (drained, lonely, alone, wave), hosts in parts.items():
             units.append(_Unit(nodes.fold(hosts), len(hosts), g.diff, drained, lonely, alone, wave))
     outside = result.paths.outside if result.paths is not None else 0
-    return units, _Ctx(new, old, outside)
+    moving = frozenset(
+        n for g in result.groups if g.diff.role == SERVER for n, _i in g.diff.remove_nets
+    )
+    return units, _Ctx(new, old, outside, moving)
 
 
 #: The commands one phase runs on a unit (none: it sits the phase out).
@@ -334,12 +300,27 @@ def _on(role: str, commands: Callable[[HostDiff], list[str]]) -> _Commands:
 
 def _adds(role: str, later: bool) -> _Commands:
     """Route adds on ``role``: through addresses that exist now, or (``later``) through the
-    readdressed routers' new ones."""
+    readdressed routers' new ones.  A client's new route to a net some server leaves is not
+    among them (``_moving_adds``)."""
     return lambda u, c: (
-        [route_add(*r) for r in u.diff.add_routes if (r[1] in c.new) == later]
+        [
+            route_add(*r)
+            for r in u.diff.add_routes
+            if (r[1] in c.new) == later and not (role == CLIENT and r[0] in c.moving)
+        ]
         if u.diff.role == role
         else []
     )
+
+
+def _moving_adds(u: _Unit, c: _Ctx) -> list[str]:
+    """A client's new routes to a storage net some server leaves.  Added while the servers
+    still on it have no route back through the new gateway, each request through it would
+    be answered into a client that drops the reply (``drop_asym_route``) -- on a live file
+    system.  So they are added in the servers' NID-change outage, the file system stopped."""
+    if u.diff.role != CLIENT:
+        return []
+    return [route_add(*r) for r in u.diff.add_routes if r[0] in c.moving and r[1] not in c.new]
 
 
 def _dels(role: str, later: bool) -> _Commands:
@@ -431,6 +412,11 @@ _PHASES: tuple[tuple[str, _Commands, Callable[[list[_Unit]], str] | None], ...] 
         "replace changed routes (LNet cannot change hop or priority in place)",
         lambda u, _c: _route_replaces(u.diff),
         None,
+    ),
+    (
+        "add routes on clients to the nets servers leave (in the outage of the next step)",
+        _moving_adds,
+        lambda _us: MOVING_ADDS_OUTAGE,
     ),
     (
         "change servers' NIDs (their targets are registered under the old ones)",
