@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Mapping
+from fractions import Fraction
 
 from lnetgen import nodes
 from lnetgen.inventory.context import Context
@@ -43,23 +44,29 @@ def check_storage_leaves(
     _idle_routers(ctx, by_leaf_srv, router_modules)
     # compare leaves that hold the same kind of servers (an MDS TOR with 2 routers next
     # to OSS TORs with 8, as on Blue Waters, is a design, not a mistake)
-    kinds: dict[tuple[str, ...], dict[tuple[str, str], int]] = defaultdict(dict)
+    # counted per server: a leaf of 8 routers and 6 OSS is as well served as one of 4 and 3
+    # (a 4:3 group each), not "unevenly spread"
+    kinds: dict[tuple[str, ...], dict[tuple[str, str], tuple[int, int]]] = defaultdict(dict)
     for module, held in by_leaf_srv.items():
         if by_leaf_rtr[module]:
             kind = tuple(sorted({s.role for _, s in held}))
-            kinds[kind][module] = by_leaf_rtr[module]
+            kinds[kind][module] = (by_leaf_rtr[module], len(held))
     for kind, used in sorted(kinds.items()):
-        if max(used.values()) == min(used.values()):
+        ratios = {m: Fraction(r, n) for m, (r, n) in used.items()}
+        if max(ratios.values()) == min(ratios.values()):
             continue
         counts = Counter(used.values())
-        lo = min(used, key=lambda m: (used[m], m))
+        lo = min(used, key=lambda m: (ratios[m], m))
         ctx.warn(
             ("routers",),
             "W-ROUTER-SPREAD",
             f"routers are spread unevenly over the leaf modules that hold "
-            f"{'+'.join(r.upper() for r in kind)} servers: "
-            + ", ".join(f"{n} module(s) with {c} router(s)" for c, n in sorted(counts.items()))
-            + f" (e.g. {module_label(lo)} has {used[lo]})",
+            f"{'+'.join(r.upper() for r in kind)} servers, per server: "
+            + ", ".join(
+                f"{k} module(s) with {r} router(s) for {n} server(s)"
+                for (r, n), k in sorted(counts.items(), key=lambda t: (Fraction(*t[0]), t[0]))
+            )
+            + f" (e.g. {module_label(lo)} has {used[lo][0]} for {used[lo][1]})",
         )
 
 
