@@ -492,6 +492,22 @@ def test_live_dump_of_one_server_with_hosts(tree: Path, tmp_path: Path) -> None:
     assert findings(alone, "V-HOST-MISSING")
 
 
+def test_a_collected_client_is_named_apart_from_the_plan_s_class(
+    tree: Path, tmp_path: Path
+) -> None:
+    """One client collected (its routes damaged), the rest standing in from the tree: the
+    findings named the collected host ``clients-gni`` -- the plan's class -- and the 95 hosts
+    nobody collected ``clients-gni#2``."""
+    live = tmp_path / "one"
+    live.mkdir()
+    shutil.copy(tree / "lnetctl/clients-gni.yaml", live / "nid00001.yaml")
+    drop_route_entries(live / "nid00001.yaml", "o2ib200")
+    res = verify(str(tree), live=str(live), hosts="nid00001")
+    assert res.exit_code == 1
+    [d] = [d for d in findings(res, "V-NO-ROUTE") if "client-class->server" in d.message]
+    assert "clients-gni#1 (nid00001)" in d.message and d.file == str(live / "nid00001.yaml")
+
+
 def test_ping_plan(tree: Path, tmp_path: Path) -> None:
     plan = tmp_path / "ping.txt"
     assert run(str(tree), "--ping-plan", str(plan)).exit_code == 0

@@ -223,7 +223,10 @@ def read_live_world(
         stem = os.path.basename(e.path).split(".", 1)[0]
         for k, hosts in enumerate(groups.values()):  # in the order of their first member
             state = live.hosts[hosts[0]]
-            name = stem if len(groups) == 1 or e.role != "client" else f"{stem}#{k + 1}"
+            # a class split in several (or standing in for the hosts left out) numbers its
+            # collected groups, so a finding about a dump names it, not the plan's class
+            alone = len(groups) == 1 and not absent
+            name = stem if alone or e.role != "client" else f"{stem}#{k + 1}"
             file = state.sources[0] if state.sources else live_path
             world.add(Endpoint(name, e.role, nodes.fold(hosts), file, state, e.fs, len(hosts)))
             for h in hosts:
@@ -231,7 +234,7 @@ def read_live_world(
                 if nets is not None:
                     world.own(h, (n for ns in nets.nids.values() for n in ns), file)
         if absent and tree is not None:
-            name = f"{stem}#{len(groups) + 1}" if groups and e.role == "client" else stem
+            name = stem  # the plan's class: as the tree has it
             _stand_in(world, tree, e, name, absent, cache)
     for h in sorted(set(live.hosts) - known):
         world.findings.append(
