@@ -307,8 +307,8 @@ def test_cli_place_osts() -> None:
     )
     assert res.exit_code == 0, res.output
     assert res.output.splitlines() == [
-        "lfs setstripe -c 1 -i 0 FILE  # OST 0 on oss01 via rtr01,rtr04, 2.0 hops",
-        "lfs setstripe -c 1 -i 4 FILE  # OST 4 on oss02 via rtr02, 2.0 hops",
+        "lfs setstripe -c 1 -i 0 FILE.0  # OST 0 on oss01 via rtr01,rtr04, 2.0 hops",
+        "lfs setstripe -c 1 -i 4 FILE.1  # OST 4 on oss02 via rtr02, 2.0 hops",
     ]
     res = runner.invoke(place_group, ["osts", DEMO, "--client", "nid99999"])
     assert res.exit_code == 2

@@ -117,6 +117,8 @@ class RouterAdvice:
     #: clients change chip, and the first and last of them (client order)
     relaid: int = 0
     relaid_span: tuple[str, ...] = ()
+    #: why no move is weighed ("" when the search ran): a site without the torus link rate
+    no_advice: str = ""
 
 
 #: A difference smaller than this fraction of the figure is no gain (rounding of the solver).
@@ -239,6 +241,8 @@ def advise_routers(
             f"no free router slot{why}: list candidate positions in topology.router_slots",
         )
     judge = _Judge(site, plan, spec)
+    if site.rates.torus_link is None:
+        return _no_rate(site, plan, spec, count, len(free), judge)
     names = [r.name for r in site.routers]
     total = sum(math.comb(len(names), k) * math.perm(len(free), k) for k in range(1, count + 1))
     best: Best = (NO_GAIN, {}, list(judge.before))
@@ -301,6 +305,34 @@ def advise_routers(
         tuple(m.edit(index[m.router]) for m in rejected),
         rejected_by_seed,
         *relaid,
+    )
+
+
+def _no_rate(
+    site: Site, plan: Plan, spec: WorkloadSpec, count: int, slots: int, judge: _Judge
+) -> RouterAdvice:
+    """Decision: without the torus link rate a move changes no figure -- moving a router
+    changes torus paths only, and an unrated link limits nothing -- so "keep the routers
+    where they are" would be a verdict the model cannot give.  No move is weighed; the advice
+    says what it needs (as ``advise stripes`` does without the OST rate), with the figure the
+    workload has now."""
+    return RouterAdvice(
+        site.name,
+        plan.strategy,
+        spec.label(),
+        count,
+        "none",
+        slots,
+        judge.predictions,
+        (),
+        (),
+        judge.before[0],
+        judge.before[0],
+        None,
+        "background" if spec.background else "torus",
+        judge.seeds,
+        judge.figures(judge.before),
+        no_advice="needs the torus link rate (the site gives none): no move can change a figure",
     )
 
 

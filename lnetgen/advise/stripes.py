@@ -2,14 +2,22 @@
 
 * **Stripe count** (seed 001 §IV): a multiple of the OSTs behind one LNet group, so that every
   group's routers carry an equal share; the largest such multiple within the file system and
-  the stripe limit (:func:`stripe_limit`).  When one group has more OSTs than the limit no
-  multiple fits: the stripe count is the limit, and no pool is made.
+  the stripe limit (:func:`stripe_limit`) -- kept only where the model predicts no less for it
+  than for the widest count the limit allows, else that count (``weighed`` holds both figures).
+  When one group has more OSTs than the limit no multiple fits: the stripe count is the
+  limit, and no pool is made.
 * **Pools** when the file system has more OSTs than the limit (seed 001: SCRATCH's 1,440 OSTs
   in ten pools of 144): whole groups per pool, in group order, as ``lctl pool_new`` /
   ``lctl pool_add`` lines (run on the MGS; ``OST[start-end]`` ranges are hexadecimal, as
-  ``lctl`` reads them) and one ``lfs setstripe -p`` per pool.
+  ``lctl`` reads them) and one ``lfs setstripe -p`` per pool.  A pool holds fewer OSTs than
+  one file may span: where the model predicts more for one file at the single-file count
+  than for a file on a pool, ``weighed`` says so with both figures (equal shares per group
+  against width), and that a job writing one file should use the plain ``-c K``.
 * **A job's OSTs** (seed 004): the groups nearest the job's nodes (mean torus hops to each
-  group's routers), filled to the stripe count, as ``lfs setstripe -c K -o LIST``.
+  group's routers), as many as pay up to the widest count the limit allows (no pool is made
+  for them), as ``lfs setstripe -c K -o LIST`` -- only where the model predicts more for that
+  list than for Lustre's own allocation at the same width (the model's default OST choice);
+  else the plain ``lfs setstripe -c K`` (``weighed`` gives both figures).
 
 The advice is judged by the throughput model: a shared file per pool (or one over the job's
 OSTs) written by the same ranks on the same nodes, against Lustre's default layout (stripe
@@ -27,7 +35,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from lnetgen.advise.seeds import seeds_of
+from lnetgen.advise.weigh import Predictor, Weighed, compared, needs, weighed
 from lnetgen.model import Site
 from lnetgen.place.hops import net_hops
 from lnetgen.plan import Plan
@@ -105,6 +113,9 @@ class StripeAdvice:
     #: the aggregate of the advice and of the default layout on each seed of the ranks' draw
     #: (``lnetgen.advise.seeds``); ``advised``/``default`` are the first seed's predictions
     judged: tuple[Judged, ...] = ()
+    #: the layouts weighed against each other on the way (``lnetgen.advise.weigh``): each
+    #: with both figures per seed and why the one kept
+    weighed: tuple[Weighed, ...] = ()
 
 
 def ost_list(osts: tuple[int, ...]) -> str:
@@ -190,50 +201,60 @@ def advise_stripes(
         )
     limit = min(max_stripe, n)
     fits = g <= limit
-    k = (limit // g) * g if fits else limit
-    per_pool = k // g if fits else 0
-    if n > max_stripe and len(sizes) == 1 and fits:
-        # as few pools as the limit allows that take the groups in equal shares (seed 001:
-        # 120 groups of 12 OSTs under a limit of 160 -> 10 pools of 144, not 9 of 156 + 36)
-        for npools in range(-(-n // max_stripe), len(groups) + 1):
-            if len(groups) % npools == 0:
-                per_pool = len(groups) // npools
-                k = per_pool * g
-                break
+    base = WorkloadSpec(
+        name="advice",
+        pattern="shared-file",
+        filesystems=(fs,),
+        ranks=len(job) if job else min(len(site.clients), n),
+        nodes=job_label if job else "random",
+    )
+    pr = Predictor(site, plan, ix, base, predict)  # looked up here: tests count the calls
+    order = tuple(o for _, os_ in groups for o in os_)  # whole groups first, in group order
+    found: list[Weighed] = []
     pools: list[Pool] = []
     commands: list[str] = []
-    if n > max_stripe and not job and fits and max(sizes) <= max_stripe:
-        pools = _pools(groups, per_pool, max_stripe)
-        if len({len(p.nets) for p in pools}) > 1:
-            notes.append(
-                f"the pools hold {', '.join(str(len(p.nets)) for p in pools)} group(s): a "
-                "pool with fewer gets a smaller share"
-            )
-        for p in pools:
-            commands.append(f"lctl pool_new {fs}.{p.name}")
-            ranges = " ".join(f"{fs}-OST[{lo:04x}-{hi:04x}]" for lo, hi in _runs(p.osts))
-            commands.append(f"lctl pool_add {fs}.{p.name} {ranges}")
-        for p in pools:
-            commands.append(
-                f"lfs setstripe -p {p.name} -c {len(p.osts)} {shlex.quote(f'{path}.{p.name}')}"
-            )
-    elif n > max_stripe and not job and not fits:
-        notes.append(f"no pool of whole groups fits under the limit {max_stripe}")
     job_osts: tuple[int, ...] = ()
     no_advice = ""
-    chosen: Prediction | None = None
     if job:
-        job_osts, no_advice, chosen = _job_osts(site, plan, ix, fs, job, job_label, groups, k, g)
+        # the widest the limit allows: no pool is made for a job's file (the OSTs are listed)
+        job_osts, no_advice, chosen = _job_osts(pr, job, groups, limit, g)
         k = len(job_osts)
-        commands.append(
-            f"lfs setstripe -c {len(job_osts)} -o {ost_list(job_osts)} {shlex.quote(path)}"
-        )
-        if n > max_stripe:
+        spec = _osts_spec(base, job_osts)
+        pr.known(spec, chosen)
+        commands.append(f"lfs setstripe -c {k} -o {ost_list(job_osts)} {shlex.quote(path)}")
+        if not no_advice:
+            plain = replace(base, stripe_count=k)
+            w = _listed_or_allocated(pr, spec, plain, k)
+            found.append(w)
+            if w.kept != _LISTED:
+                spec, commands = plain, [f"lfs setstripe -c {k} {shlex.quote(path)}"]
+        if n > max_stripe and spec.osts:
             notes.append("the job's OSTs are listed with -o; no pool is needed for them")
-    elif not pools:
-        commands.append(f"lfs setstripe -c {k} {shlex.quote(path)}")
+    else:
+        k = (limit // g) * g if fits else limit
+        if fits and k < limit:
+            k, w = _multiple_or_widest(pr, order, k, limit, g)
+            found.append(w)
+        if n > max_stripe and len(sizes) == 1 and fits:
+            pools = _pools(groups, _per_pool(n, len(groups), max_stripe), max_stripe)
+        elif n > max_stripe and not fits:
+            notes.append(f"no pool of whole groups fits under the limit {max_stripe}")
+        spec = _osts_spec(base, order[:k])
+        if pools:
+            commands.extend(_pool_lines(fs, pools, path))
+            if len({len(p.nets) for p in pools}) > 1:
+                notes.append(
+                    f"the pools hold {', '.join(str(len(p.nets)) for p in pools)} group(s): "
+                    "a pool with fewer gets a smaller share"
+                )
+            if len(pools[0].osts) < k:
+                found.append(_pool_or_single(pr, pools[0], spec, k))
+            k = len(pools[0].osts)  # the pools' stripe count, as their lfs lines give it
+            spec = replace(base, files=len(pools), stripe_count=0)
+        else:
+            commands.append(f"lfs setstripe -c {k} {shlex.quote(path)}")
     assert k <= max_stripe and all(len(p.osts) <= max_stripe for p in pools)
-    judged, ranks = _judge(site, plan, ix, fs, job, job_label, pools, k, groups, job_osts, chosen)
+    judged = pr.pair(spec, replace(base, stripe_count=1))
     no_advice = no_advice or _verdict(judged)
     return StripeAdvice(
         site.name,
@@ -249,13 +270,107 @@ def advise_stripes(
         job_label,
         job_osts,
         () if no_advice else tuple(commands),
-        ranks,
+        pr.ranks,
         judged[0][1],
         judged[0][2],
         tuple(notes),
         no_advice,
         tuple(Judged(seed, a.aggregate_mb_s, d.aggregate_mb_s) for seed, a, d in judged),
+        tuple(found),
     )
+
+
+def _per_pool(n: int, ngroups: int, max_stripe: int) -> int:
+    """Groups per pool: as few pools as the limit allows that take the groups in equal shares
+    (seed 001: 120 groups of 12 OSTs under a limit of 160 -> 10 pools of 144, not 9 of 156 +
+    36)."""
+    for npools in range(-(-n // max_stripe), ngroups + 1):
+        if ngroups % npools == 0:
+            return ngroups // npools
+    return 1  # pragma: no cover - npools == ngroups always divides
+
+
+def _pool_lines(fs: str, pools: list[Pool], path: str) -> list[str]:
+    """``lctl pool_new``/``pool_add`` per pool (run on the MGS), then an ``lfs setstripe -p``
+    per pool."""
+    out: list[str] = []
+    for p in pools:
+        out.append(f"lctl pool_new {fs}.{p.name}")
+        ranges = " ".join(f"{fs}-OST[{lo:04x}-{hi:04x}]" for lo, hi in _runs(p.osts))
+        out.append(f"lctl pool_add {fs}.{p.name} {ranges}")
+    for p in pools:
+        out.append(f"lfs setstripe -p {p.name} -c {len(p.osts)} {shlex.quote(f'{path}.{p.name}')}")
+    return out
+
+
+def _osts_spec(base: WorkloadSpec, osts: tuple[int, ...]) -> WorkloadSpec:
+    """One shared file striped over ``osts``, written by ``base``'s ranks."""
+    return replace(base, osts=ost_list(osts), stripe_count=0)
+
+
+_LISTED = "the OSTs listed (-o)"
+_POOL_FILE = "one file on a pool of whole groups"
+
+
+def _multiple_or_widest(
+    pr: Predictor, order: tuple[int, ...], multiple: int, widest: int, g: int
+) -> tuple[int, Weighed]:
+    """Seed 001's stripe count, a multiple of the OSTs behind a group (``multiple``: every
+    group's routers carry an equal share), against the widest count the limit allows.
+    Decision: the multiple is kept where the model does not lose by it on any seed -- or
+    cannot weigh them (no advice is given then anyway); else the widest, whose extra OSTs
+    are worth more than the equal shares."""
+    rows = pr.pair(_osts_spec(pr.base, order[:multiple]), _osts_spec(pr.base, order[:widest]))
+    diff = compared(rows)
+    keep = diff is None or min(diff) >= 0
+    why = (
+        f"a multiple of {g}: every group's routers carry an equal share, and the model "
+        f"predicts no less than for the limit, {widest}"
+        if keep
+        else f"the model predicts more for the limit than for the multiple of {g}"
+    )
+    return (multiple if keep else widest), weighed(
+        rows, keep, f"-c {multiple}", f"-c {widest}", why
+    )
+
+
+def _pool_or_single(pr: Predictor, pool: Pool, single: WorkloadSpec, k: int) -> Weighed:
+    """A file on one pool (its whole groups, fewer OSTs than ``k``) against one file at the
+    single-file count ``k`` without a pool.  Decision: the pools stay -- they are for a file
+    per pool, each group's routers an equal share and the files together covering the file
+    system (that is what is judged against stripe count 1) -- and the trade-off is said with
+    both figures: where the model predicts more for one file at ``-c k`` on every seed, a job
+    writing one file is told to use ``-c k`` without a pool."""
+    rows = pr.pair(_osts_spec(pr.base, pool.osts), single)
+    diff = compared(rows)
+    wider = diff is not None and max(diff) < 0
+    why = (
+        f"a job writing one file gets more with lfs setstripe -c {k} and no pool; the pools "
+        "are for a file per pool, each group's routers an equal share"
+        if wider
+        else f"the model predicts no less for a file on a pool than for one at -c {k}"
+    )
+    return weighed(rows, not wider, _POOL_FILE, f"one file at -c {k}, no pool", why)
+
+
+def _listed_or_allocated(
+    pr: Predictor, listed: WorkloadSpec, allocated: WorkloadSpec, k: int
+) -> Weighed:
+    """A job's hand-picked OSTs against Lustre's own allocation at the same width (``-c k``,
+    the model's default OST choice).  Decision: the list is advised only where it beats the
+    allocation on every seed; else the plain ``-c k`` -- the list is more to type and pins
+    the file to OSTs that do not pay."""
+    rows = pr.pair(listed, allocated)
+    diff = compared(rows)
+    keep = diff is not None and min(diff) > 0
+    why = (
+        f"the model predicts more for the OSTs nearest to the job than for Lustre's own "
+        f"choice of {k}"
+        if keep
+        else f"the model predicts no more for the OSTs nearest to the job than for Lustre's "
+        f"own choice of {k}"
+    )
+    return weighed(rows, keep, _LISTED, f"-c {k} (Lustre's allocation)", why)
 
 
 def _pools(groups: list[tuple[str, tuple[int, ...]]], per_pool: int, limit: int) -> list[Pool]:
@@ -278,18 +393,6 @@ def _pools(groups: list[tuple[str, tuple[int, ...]]], per_pool: int, limit: int)
     ]
 
 
-def needs(*predictions: Prediction | None) -> str:
-    """``no advice: needs ...``: the OST rate, missing on any of ``predictions``' paths, or a
-    figure the model could not give; "" when every figure is known."""
-    for p in predictions:
-        if p is None or "ost" in p.unknown:
-            return "needs the ost rate (the site gives none)"
-    for p in predictions:
-        if p is not None and p.aggregate_mb_s is None:
-            return "needs the rates of " + ", ".join(p.unknown)
-    return ""
-
-
 def _verdict(judged: list[tuple[int, Prediction, Prediction]]) -> str:
     """Why the advice is not given ("" when the model shows it helps on every seed)."""
     for seed, advised, default in judged:
@@ -309,21 +412,18 @@ GOOD_ENOUGH = 0.95
 
 
 def _job_osts(
-    site: Site,
-    plan: Plan,
-    ix: PlanIndex,
-    fs: str,
+    pr: Predictor,
     job: list[int],
-    job_label: str,
     groups: list[tuple[str, tuple[int, ...]]],
     k: int,
     g: int,
 ) -> tuple[tuple[int, ...], str, Prediction]:
     """The OSTs of the groups nearest the job (mean hops to each group's routers), as many
-    groups as pays: 1, 2, 4, ... up to the stripe count are predicted and the narrowest within
-    ``GOOD_ENOUGH`` of the best is kept.  Without a figure for every width no width is
-    chosen: the nearest group's OSTs and why (``needs``).  Last, the prediction of the OSTs
-    returned (``_job_spec``), which :func:`_judge` does not make again."""
+    groups as pays: 1, 2, 4, ... up to the stripe count ``k`` (the widest the limit allows)
+    are predicted and the narrowest within ``GOOD_ENOUGH`` of the best is kept.  Without a
+    figure for every width no width is chosen: the nearest group's OSTs and why (``needs``).
+    Last, the prediction of the OSTs returned."""
+    ix = pr.ix
     hops = net_hops(ix)[np.asarray(job, dtype=np.int64)].mean(axis=0)
     order = sorted(range(len(groups)), key=lambda i: (hops[ix.nets.index(groups[i][0])], i))
     most = max(k // g, 1)
@@ -331,7 +431,7 @@ def _job_osts(
     tried: list[tuple[float, tuple[int, ...], Prediction]] = []
     for w in widths:
         osts = tuple(sorted(o for i in order[:w] for o in groups[i][1]))[:k]
-        p = predict(site, plan, _job_spec(fs, job, job_label, osts), index=ix)
+        p = pr.predict(_osts_spec(pr.base, osts))
         missing = needs(p)
         if missing:
             why = f"{missing} to choose the job's width"
@@ -341,59 +441,3 @@ def _job_osts(
     best = max(t[0] for t in tried)
     _, osts, p = next(t for t in tried if t[0] >= GOOD_ENOUGH * best)
     return osts, "", p
-
-
-def _job_spec(fs: str, job: list[int], job_label: str, osts: tuple[int, ...]) -> WorkloadSpec:
-    """One shared file of ``fs`` striped over ``osts``, written by the job's ranks."""
-    return WorkloadSpec(
-        name="advice",
-        pattern="shared-file",
-        filesystems=(fs,),
-        ranks=len(job),
-        nodes=job_label,
-        osts=ost_list(osts),
-        stripe_count=0,
-    )
-
-
-def _judge(
-    site: Site,
-    plan: Plan,
-    ix: PlanIndex,
-    fs: str,
-    job: list[int] | None,
-    job_label: str,
-    pools: list[Pool],
-    k: int,
-    groups: list[tuple[str, tuple[int, ...]]],
-    job_osts: tuple[int, ...],
-    chosen: Prediction | None = None,
-) -> tuple[list[tuple[int, Prediction, Prediction]], int]:
-    """The advice and Lustre's default layout, predicted for the same ranks: per seed of the
-    ranks' draw (``seeds_of``; the job's own nodes are one), the first seed's first.  Once a
-    figure needs a rate the site lacks, the other seeds are not predicted.  ``chosen``: the
-    prediction :func:`_job_osts` made of the job's OSTs, taken instead of predicting it
-    again."""
-    nodes = job_label if job else "random"
-    ranks = len(job) if job else min(len(site.clients), sum(len(o) for _, o in groups))
-    base = WorkloadSpec(
-        name="advice", pattern="shared-file", filesystems=(fs,), ranks=ranks, nodes=nodes
-    )
-    if job:
-        spec = replace(base, osts=ost_list(job_osts), stripe_count=0)
-    elif pools:
-        spec = replace(base, files=len(pools), stripe_count=0)
-    else:
-        first = tuple(o for _, os_ in groups for o in os_)[:k]
-        spec = replace(base, osts=ost_list(first), stripe_count=0)
-    default = replace(base, stripe_count=1)
-    known = _job_spec(fs, job, job_label, job_osts) if job and chosen is not None else None
-    out: list[tuple[int, Prediction, Prediction]] = []
-    for seed in seeds_of(base):
-        each = replace(spec, seed=seed)
-        a = chosen if chosen is not None and each == known else predict(site, plan, each, index=ix)
-        d = predict(site, plan, replace(default, seed=seed), index=ix)
-        out.append((seed, a, d))
-        if needs(a, d):
-            break
-    return out, ranks

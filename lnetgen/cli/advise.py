@@ -68,11 +68,13 @@ def _gb(p: Prediction | None) -> str:
     return figure
 
 
-def _span(values: list[float | None]) -> str:
+def _span(values: list[float | None], scale: list[float | None] | None = None) -> str:
+    """The lowest and highest of ``values`` ("n/a" when one is missing), in the units of
+    ``scale`` (the figures printed next to them; default: ``values``)."""
     known = [v for v in values if v is not None]
-    if len(known) < len(values):
+    if len(known) < len(values) or not known:
         return "n/a"
-    div, unit, f = _units(*known)
+    div, unit, f = _units(*known, *[v for v in scale or [] if v is not None])
     lo, hi = f"{min(known) / div:{f}}", f"{max(known) / div:{f}}"
     return f"{lo} {unit}" if lo == hi else f"{lo}-{hi} {unit}"
 
@@ -88,8 +90,16 @@ def format_stripes(a: StripeAdvice) -> list[str]:
         f"  stripe limit {a.max_stripe} ({a.limit_source})",
     ]
     lead = "  " if given else "  judged: "
-    if a.job:
+    listed = a.job and any(" -o " in c for c in a.commands)
+    if a.job and (listed or not given):
         out.append(f"{lead}the job {a.job}: the {a.stripe_count} OSTs of the groups nearest to it")
+    elif a.job:
+        out.append(f"  the job {a.job}: stripe count {a.stripe_count}, OSTs of Lustre's choosing")
+    elif a.multiple_fits and a.stripe_count % a.group_osts and not a.pools:
+        out.append(
+            f"{lead}stripe count {a.stripe_count}, the limit: the model predicts more for it "
+            f"than for a multiple of {a.group_osts}"
+        )
     elif not a.multiple_fits:
         out.append(
             f"{lead}stripe count {a.stripe_count}, the limit: no multiple of {a.group_osts} "
@@ -106,6 +116,12 @@ def format_stripes(a: StripeAdvice) -> list[str]:
             + ("; run the lctl lines on the MGS:" if given else "")
         )
     out.extend(f"    {c}" for c in a.commands)
+    for w in a.weighed:
+        out.append(
+            f"  weighed{f' (figures at most: {w.bound})' if w.bound else ''}: {w.kept} "
+            f"{_span(list(w.kept_mb_s), list(w.other_mb_s))} against "
+            f"{w.other} {_span(list(w.other_mb_s), list(w.kept_mb_s))}: {w.why}"
+        )
     for n in a.notes:
         out.append(f"  note: {n}")
     if not given:
@@ -251,6 +267,11 @@ def format_routers(a: RouterAdvice) -> list[str]:
         f"  up to {a.count} router(s) moved to {a.slots} free slot(s): {a.method} search, "
         f"{a.evaluated} prediction(s); {judged}",
     ]
+    if a.no_advice:
+        out[1] = f"  up to {a.count} router(s), {a.slots} free slot(s): not searched"
+        out.append(f"  no advice: {a.no_advice}")
+        out.append(f"  seed {a.seeds[0]}: {_gb(a.before)} now")
+        return out
     if not a.moves:
         out.append(
             "  no move predicts more bandwidth"

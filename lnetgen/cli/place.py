@@ -202,12 +202,14 @@ def place_osts_cmd(
     fmt: str,
 ) -> None:
     """The OSTs whose OSS the client reaches through the nearest routers (seed 004), as
-    `lfs setstripe -c 1 -i INDEX` lines.
+    `lfs setstripe -c 1 -i INDEX` lines: one single-stripe file per OST, named PATH when
+    --count is 1, else PATH.0, PATH.1, ... (lfs sets the layout of a new file only).
 
     Exit status: 0 ok, 1 an invalid inventory, 2 bad input (unknown client or file system,
     usage).
     """
     from lnetgen.place import place_osts
+    from lnetgen.place.osts import file_names
 
     site_obj, plan = load_plan(site, strategy, plan_path, force)
     picks = place_osts(site_obj, plan, client, count, fs)
@@ -215,10 +217,10 @@ def place_osts_cmd(
         click.echo(json.dumps([_plain(p) for p in picks], indent=1, sort_keys=True))
     else:
         multi = len({p.fs for p in picks}) > 1 or fs is None
-        for p in picks:
+        for p, name in zip(picks, file_names(path, len(picks)), strict=True):
             where = f"{p.fs} " if multi else ""
             click.echo(
-                f"{p.setstripe(path)}  # {where}OST {p.index} on {p.server} via "
+                f"{p.setstripe(name)}  # {where}OST {p.index} on {p.server} via "
                 f"{','.join(p.routers)}, {num(p.hops, 1)} hops"
             )
     sys.exit(EXIT_OK)

@@ -1,5 +1,12 @@
 """Which OSTs a client should use (seed 004): the OSTs whose OSS the client reaches through the
 fewest hops to its own gateways, with ``lfs setstripe -c 1 -i <index>`` lines.
+
+Decision (``--count K``): seed 004 places single-stripe files, one per process, each on the
+nearest OST still free -- so K OSTs are K files, one line each, and each line names its own
+file (``FILE.0`` .. ``FILE.K-1``; one OST keeps ``FILE``).  K lines for the same name would be
+refused from the second on: ``lfs setstripe`` sets the layout of a new file only.  A single
+file striped over the K OSTs (``-c K -o LIST``) is ``lnetgen advise stripes --job``'s advice,
+judged by the model; this command does not judge widths.
 """
 
 from __future__ import annotations
@@ -25,6 +32,12 @@ class OstChoice:
 
     def setstripe(self, path: str = "FILE") -> str:
         return f"lfs setstripe -c 1 -i {self.index} {shlex.quote(path)}"  # a shell line
+
+
+def file_names(path: str, count: int) -> list[str]:
+    """The file of each of ``count`` picks: ``path`` alone for one, else ``path.0`` ..
+    ``path.{count-1}`` -- one new file per single-stripe layout (see the module docstring)."""
+    return [path] if count == 1 else [f"{path}.{i}" for i in range(count)]
 
 
 def place_osts(
