@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from functools import cache
@@ -163,6 +164,14 @@ def test_demo_guid_file_is_advised(tools: None, tmp_path: Path) -> None:
     assert "== none: ftree, no guid files, max_reverse_hops 0 [core1]" in res.output
     assert "== guid-files: ftree + io_guid_file [core2]" in res.output
     assert "router->server routes per spine" in res.output
+    # the figure in parentheses says what it counts: the spines' numbers add up to the
+    # crossings, not to every route traced (a "(72)" over spines summing to 54 read as routes
+    # lost)
+    for m in re.finditer(
+        r"routes per spine \((\d+) routes, (\d+) spine crossings\): ([\d ]+)", res.output
+    ):
+        assert sum(int(n) for n in m[3].split()) == int(m[2]) <= 2 * int(m[1])
+    assert "spine crossings)" in res.output
     assert "port-plan" not in res.output  # storage fabric: no IO port plan
     assert (
         "advice: fabric storage-ib: record opensm: {io_guid_file: true, max_reverse_hops: 0} "

@@ -361,12 +361,14 @@ def report_lines(rows: list[CheckRow]) -> list[str]:
         out.append(f"== {row.candidate.key}{tag}: {row.candidate.title} [{row.switch}]")
         engine = f"   OpenSM engine {r.engine}" + (f"; {r.ca_summary}" if r.ca_summary else "")
         out.append(engine + (f"  FALLBACK from ftree: {r.fallback}" if r.fallback else ""))
-        out.append(
-            f"   {src}->{io} routes per spine ({f.routes}): " + " ".join(str(n) for n in f.spine)
-        )
-        out.append(
-            f"   {io}->{src} routes per spine ({b.routes}): " + " ".join(str(n) for n in b.spine)
-        )
+        # the count in parentheses is every route traced; only those that leave their leaf
+        # reach a spine (a label "(72)" over spines summing to 54 read as routes lost)
+        for one, two, d in ((src, io, f), (io, src, b)):
+            crossing = sum(d.spine)
+            out.append(
+                f"   {one}->{two} routes per spine ({d.routes} routes, {crossing} spine "
+                "crossings): " + " ".join(str(n) for n in d.spine)
+            )
         if f.worst_best:
             out.append(
                 f"   worst {src}->{io} leaf uplink against its best case: {f.worst_load} routes "
