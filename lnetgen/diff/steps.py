@@ -95,7 +95,8 @@ KEEP_NETS_HINT = (
     "inventory's order changed (a server or router removed or added), `lnetgen solve SITE "
     "--keep-nets OLD_PLAN --out plan.json` keeps every net the deployed plan gave a server "
     "and moves routers instead; compare with `lnetgen diff SITE --plan plan.json --live PATH "
-    "--plan-changes`"
+    "--plan-changes`.  A plan already solved so keeps the nets' names by group, not their "
+    "servers: under `groups`, servers that still move are regrouped (docs/diff.md)"
 )
 
 
