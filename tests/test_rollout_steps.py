@@ -53,3 +53,24 @@ def test_every_reload_wave_drains_its_routers_with_a_line_to_paste(tmp_path: Pat
         assert s["clush"] == [f"clush -w '{s['hosts']}' 'lnetctl set routing 0'"], s["clush"]
         assert not s["live"]
         assert any("systemctl restart lnet" in c for c in s["commands"]), s["commands"]
+
+
+def test_a_drain_keeps_half_of_a_net_s_primaries() -> None:
+    """Routers that only lose routes were drained as long as any gateway stayed: on the
+    reviewer's upgraded site all four primaries of o2ib2 were drained for the whole change,
+    its traffic on two backups.  Now at most half of a net's primaries go (as the reload
+    waves), and a readdressed router is still drained whenever a gateway stays."""
+    from lnetgen.diff.paths import drain_plan
+    from lnetgen.diff.result import CLIENT, Paths, Peer
+
+    hops = {("o2ib2", f"rtr{i}", f"{i}@gni") for i in range(1, 7)}
+    best = frozenset(h for h in hops if h[1] in {"rtr1", "rtr2", "rtr3", "rtr4"})
+    nets = frozenset({"gni", "o2ib2"})
+    paths = Paths(
+        (Peer(CLIENT, 8, frozenset(hops), frozenset(hops), best),),
+        {f"rtr{i}": nets for i in range(1, 7)},
+    )
+    four = ["rtr1", "rtr2", "rtr3", "rtr4"]
+    assert drain_plan(paths, four, frozenset(), frozenset()).drained == {"rtr1", "rtr2"}
+    readdressed = frozenset(four)
+    assert drain_plan(paths, four, readdressed, frozenset()).drained == set(four)

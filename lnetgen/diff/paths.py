@@ -128,11 +128,20 @@ def drain_plan(
     """Which of ``candidates`` (in the order given) can be drained; see the module docstring.
     ``readdressed``: routers whose address changes; ``later``: gateway NIDs that exist only
     after that change (routes through them are added after it).  Without ``paths`` (a result
-    built by hand) nothing can be shown safe, and nothing is drained."""
+    built by hand) nothing can be shown safe, and nothing is drained.
+
+    A router that keeps its address (it only loses routes or nets) is drained only while no
+    host loses more than half of its planned gateways to a net at the best priority
+    (``Peer.best``), as the reload waves are limited (``reload_waves``): draining all the
+    primaries of a net puts its traffic on the backups for the whole change, where leaving
+    such a router forwarding is safe -- its peers' routes through it go first, and a
+    ``route del`` moves their traffic at once.  A readdressed router is drained whenever a
+    gateway stays (not draining it would drop what it forwards while it restarts)."""
     if paths is None:
         return DrainPlan(frozenset(), {r: () for r in readdressed})
     # (peer, net) -> (routers usable as a gateway throughout, routers used at some moment)
     pairs: list[tuple[frozenset[str], frozenset[str], str]] = []
+    primaries: list[frozenset[str]] = []  # per pair: the planned gateways at the best priority
     by_router: dict[str, list[int]] = {}
     nets_of = paths.router_nets
     for p in paths.peers:
@@ -149,6 +158,8 @@ def drain_plan(
             used = frozenset(r for n, r, _g in p.live | p.want if n == net)
             i = len(pairs)
             pairs.append((usable, used, net))
+            best = p.want if p.best is None else p.best
+            primaries.append(frozenset(r for n, r, _g in best if n == net))
             for r in usable | used:
                 by_router.setdefault(r, []).append(i)
 
@@ -156,10 +167,15 @@ def drain_plan(
         usable, used, _net = pairs[i]
         return not (used & drained) or bool(usable - drained)
 
+    def half(i: int, drained: frozenset[str]) -> bool:
+        best = primaries[i]
+        return len(best & drained) <= len(best) // 2
+
     drained: frozenset[str] = frozenset()
     for r in candidates:
         trial = drained | {r}
-        if all(holds(i, trial) for i in by_router.get(r, ())):
+        kept = r in readdressed or all(half(i, trial) for i in by_router.get(r, ()))
+        if kept and all(holds(i, trial) for i in by_router.get(r, ())):
             drained = trial
     lonely = {
         r: tuple(
