@@ -232,6 +232,12 @@ def test_advise_routers_says_the_linear_rule_relays_clients(tmp_path: Path) -> N
     )
     data = json.loads(r.stdout)
     assert (data["relaid"], data["relaid_span"]) == (len(changed), [first, last])
+    # the job's own node is among them: the prediction (made with it where it is now) does not
+    # hold for the edited inventory, and the advice says so (it said nothing)
+    ours = [site.clients.names[i] for i in changed if site.clients.names[i] in job]
+    assert ours and data["relaid_job"] == ours
+    r = CliRunner().invoke(routers_cmd, [path, "-s", "projection", "--workload", wl])
+    assert f"{len(ours)} of the workload's own nodes ({', '.join(ours)}) change chip" in r.stdout
 
 
 def test_advise_routers_skips_full_slots_of_fixed_coordinates() -> None:

@@ -43,19 +43,21 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from lnetgen import topology
+from lnetgen import nodes, topology
 from lnetgen.advise.seeds import seeds_of
 from lnetgen.inventory.torus import Layout, linear_chips
 from lnetgen.model import Site
 from lnetgen.plan import Plan
 from lnetgen.throughput import Prediction, WorkloadSpec, build_ranks, predict
 from lnetgen.throughput.moved import Coords, MovedRouters
+from lnetgen.throughput.workload import NODE_CHOICES
 from lnetgen.traffic import input_error
 
 
@@ -117,6 +119,9 @@ class RouterAdvice:
     #: clients change chip, and the first and last of them (client order)
     relaid: int = 0
     relaid_span: tuple[str, ...] = ()
+    #: the workload's own nodes (a node set it names) among those: the prediction does not
+    #: hold for the layout the edit makes (their chips, and so their paths, change)
+    relaid_job: tuple[str, ...] = ()
     #: why no move is weighed ("" when the search ran): a site without the torus link rate
     no_advice: str = ""
 
@@ -285,7 +290,10 @@ def advise_routers(
             replace(spec, seed=judge.seeds[0]),
             index=replace(judge.ix, site=unbounded, memo={}),
         ).aggregate_mb_s
-    relaid = _relaid(site, layout, best[1]) if layout is not None and layout.relays else (0, ())
+    job = () if spec.nodes in NODE_CHOICES else _job_nodes(spec.nodes)
+    relaid = (
+        _relaid(site, layout, best[1], job) if layout is not None and layout.relays else (0, (), ())
+    )
     return RouterAdvice(
         site.name,
         plan.strategy,
@@ -336,6 +344,14 @@ def _no_rate(
     )
 
 
+def _job_nodes(text: str) -> Collection[str]:
+    """The nodes a workload names as a node set (not expanded: it may be large)."""
+    try:
+        return nodes.nodeset(text)  # type: ignore[no-any-return]
+    except nodes.NodeSyntaxError:
+        return ()
+
+
 def _full_slots(site: Site, slots: list[Coords]) -> set[Coords]:
     """The slots whose chip has no node left for one more router (clients and routers fill
     ``nodes_per_chip``)."""
@@ -354,22 +370,27 @@ def _full_slots(site: Site, slots: list[Coords]) -> set[Coords]:
     return out
 
 
-def _relaid(site: Site, layout: Layout, moves: dict[str, Coords]) -> tuple[int, tuple[str, ...]]:
+def _relaid(
+    site: Site, layout: Layout, moves: dict[str, Coords], job: Collection[str] = ()
+) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
     """How many clients the linear rule puts on another chip once ``moves`` are made in the
-    inventory, and the first and last of them in client order."""
+    inventory, the first and last of them in client order, and those of ``job`` (the
+    workload's own nodes) among them, in client order."""
     t = site.torus
     if t is None or not moves:
-        return 0, ()
+        return 0, (), ()
     n = len(site.clients)
     now = [r.coords for r in site.routers if r.coords is not None]
     then = [moves.get(r.name, r.coords) for r in site.routers]
     a = linear_chips(t.dims, t.nodes_per_chip, layout, now, n)
     b = linear_chips(t.dims, t.nodes_per_chip, layout, [c for c in then if c is not None], n)
     if a is None or b is None:
-        return 0, ()
+        return 0, (), ()
     moved = np.nonzero(a != b)[0]
     ends = dict.fromkeys(site.clients.names[int(i)] for i in moved[[0, -1]]) if len(moved) else {}
-    return len(moved), tuple(ends)
+    names = site.clients.names
+    ours = tuple(names[int(i)] for i in moved if names[int(i)] in job)
+    return len(moved), tuple(ends), ours
 
 
 def _greedy(

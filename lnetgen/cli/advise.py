@@ -315,6 +315,14 @@ def format_routers(a: RouterAdvice) -> list[str]:
             f"slot, and {a.relaid} of them ({span}) change chip; the prediction keeps every "
             "client where it is now"
         )
+    if a.relaid_job:
+        shown = ", ".join(a.relaid_job[:5]) + (", ..." if len(a.relaid_job) > 5 else "")
+        out.append(
+            f"  note: {len(a.relaid_job)} of the workload's own nodes ({shown}) change chip "
+            "with this edit: the prediction does not hold for the layout it makes -- edit the "
+            "inventory and run advise routers again (or pin the clients with a coordinates "
+            "file)"
+        )
     if a.strategy == "nearest-neighbor" and a.moves:
         out.append("  note: nearest-neighbor picks routers by position: solve again after the move")
     return out
