@@ -74,3 +74,18 @@ def test_a_drain_keeps_half_of_a_net_s_primaries() -> None:
     assert drain_plan(paths, four, frozenset(), frozenset()).drained == {"rtr1", "rtr2"}
     readdressed = frozenset(four)
     assert drain_plan(paths, four, readdressed, frozenset()).drained == set(four)
+
+
+def test_a_route_to_a_net_servers_leave_through_a_new_router_address_is_added() -> None:
+    """A client's new route to a net some server leaves, through a router's new address:
+    kept out of the early adds (the net's servers move) and out of the moving adds (the
+    address is not there yet), it must still come with the adds through new addresses."""
+    from lnetgen.diff import CLIENT, ROUTER
+
+    rtr = HostDiff(ROUTER, nids=(("gni", ("5@gni",), "55@gni"),))
+    oss = HostDiff(SERVER, remove_nets=(("o2ib4", ("ib0",)),), add_nets=(("o2ib3", ("ib0",)),))
+    cli = HostDiff(CLIENT, add_routes=(("o2ib4", "55@gni", 1, 0),))
+    groups = [Group("rtr05", 1, rtr), Group("oss07", 1, oss), Group("nid01", 1, cli)]
+    steps = plan_changes(DiffResult("s", "x", "p", groups=groups))
+    adds = [s for s in steps for c in s.commands if c.startswith("lnetctl route add --net o2ib4")]
+    assert [s.hosts for s in adds] == ["nid01"], [(s.title, s.commands) for s in steps]

@@ -307,7 +307,7 @@ def _adds(role: str, later: bool) -> _Commands:
         [
             route_add(*r)
             for r in u.diff.add_routes
-            if (r[1] in c.new) == later and not (role == CLIENT and r[0] in c.moving)
+            if (r[1] in c.new) == later and not (role == CLIENT and not later and r[0] in c.moving)
         ]
         if u.diff.role == role
         else []
