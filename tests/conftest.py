@@ -101,3 +101,25 @@ def demo_nn(tmp_path_factory: pytest.TempPathFactory) -> Path:
         api.generate(str(ROOT / "sites/demo.yaml"), "nearest-neighbor", "lnetctl"), str(out)
     )
     return out
+
+
+@pytest.fixture(scope="module")
+def demo_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo site as the current code generates it (for ``lnetgen verify``)."""
+    from lnetgen import api
+
+    out = tmp_path_factory.mktemp("demo") / "out"
+    api.write_output(api.generate(str(ROOT / "sites/demo.yaml")), str(out))
+    return out
+
+
+@pytest.fixture
+def tree(demo_out: Path, tmp_path: Path) -> Path:
+    """A deployable demo tree: the contract's manifest sections and a shared server net
+    (``verify_tree.add_filesystems``).  Modules with a tree of their own define ``tree``."""
+    from verify_tree import add_filesystems
+
+    t = tmp_path / "t"
+    shutil.copytree(demo_out, t)
+    add_filesystems(t)
+    return t

@@ -91,18 +91,23 @@ def test_a_printable_path_of_any_script_is_kept() -> None:
     assert "'données/é 1'" in r.output
 
 
+def _unreadable(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    """``path`` unreadable to this user, as os.access reports it (root reads every file)."""
+    real = os.access
+
+    def access(p: object, mode: int, *args: object, **kwargs: object) -> bool:
+        if str(p) == str(path) and mode & os.R_OK:
+            return False
+        return real(p, mode, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "access", access)
+
+
 def test_an_unreadable_site_is_e_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """As a user who may not read SITE (os.access says so; root reads every file)."""
     site = tmp_path / "x.yaml"
     shutil.copy(DEMO, site)
-    real = os.access
-
-    def access(path: object, mode: int, *args: object, **kwargs: object) -> bool:
-        if str(path) == str(site) and mode & os.R_OK:
-            return False
-        return real(path, mode, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(os, "access", access)
+    _unreadable(monkeypatch, site)
     for command in ("validate", "solve", "analyze"):
         r = run(command, str(site))
         assert r.exit_code == 2, r.output
@@ -182,14 +187,7 @@ def test_an_unreadable_since_is_e_file(tmp_path: Path, monkeypatch: pytest.Monke
     unreadable old inventory was E-USAGE, not the E-FILE the README's exit table gives."""
     old = tmp_path / "old.yaml"
     shutil.copy(DEMO, old)
-    real = os.access
-
-    def access(path: object, mode: int, *args: object, **kwargs: object) -> bool:
-        if str(path) == str(old) and mode & os.R_OK:
-            return False
-        return real(path, mode, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(os, "access", access)
+    _unreadable(monkeypatch, old)
     r = run("compare", str(DEMO), "--since", str(old), "--strategies", "baseline")
     assert r.exit_code == 2, r.output
     assert f"{old}: error[E-FILE] $: cannot be read (permission denied)" in r.output

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 from hypothesis import given, settings
@@ -79,7 +80,9 @@ def test_no_router_no_wave() -> None:
     assert reload_waves(Paths((), {}), []) == []
 
 
-def test_demo_router_credits_in_two_waves(tmp_path: Path) -> None:
+def credit_change(tmp_path: Path) -> tuple[Path, Path, list[dict[str, Any]]]:
+    """The demo deployed (``tree``), its routers' credits raised (``after``), and the JSON
+    steps of ``diff --plan-changes`` between them."""
     before = tmp_path / "before.yaml"
     before.write_text(DEMO.read_text(), encoding="utf-8")
     after = tmp_path / "after.yaml"
@@ -90,7 +93,12 @@ def test_demo_router_credits_in_two_waves(tmp_path: Path) -> None:
         main, ["diff", str(after), "--live", str(tree), "--plan-changes", "--format", "json"]
     )
     assert r.exit_code == 1, r.output
-    steps = [s for s in json.loads(r.stdout)["steps"] if s["title"].startswith(TITLE)]
+    return after, tree, list(json.loads(r.stdout)["steps"])
+
+
+def test_demo_router_credits_in_two_waves(tmp_path: Path) -> None:
+    after, tree, all_steps = credit_change(tmp_path)
+    steps = [s for s in all_steps if s["title"].startswith(TITLE)]
     assert [s["title"] for s in steps] == [TITLE, f"{TITLE} on routers, wave 2 of 2"]
     waves = [nodes.expand(s["hosts"]) for s in steps]
     assert sorted(n for w in waves for n in w) == nodes.expand("rtr[01-20]")

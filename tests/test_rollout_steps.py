@@ -11,18 +11,11 @@ deployed site read them:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from click.testing import CliRunner
+from test_reload_waves import credit_change
 
-from lnetgen.api import generate, write_output
-from lnetgen.cli import main
 from lnetgen.diff import SERVER, DiffResult, Group, HostDiff, plan_changes
-
-ROOT = Path(__file__).resolve().parent.parent
-DEMO = ROOT / "sites" / "demo.yaml"
-CREDITS = "tunables:\n  roles:\n    router: {peer_credits: 32, credits: 1024}\n\n"
 
 
 def test_a_server_nid_change_stops_the_whole_file_system() -> None:
@@ -38,16 +31,8 @@ def test_a_server_nid_change_stops_the_whole_file_system() -> None:
 
 
 def test_every_reload_wave_drains_its_routers_with_a_line_to_paste(tmp_path: Path) -> None:
-    before, after = tmp_path / "before.yaml", tmp_path / "after.yaml"
-    before.write_text(DEMO.read_text(encoding="utf-8"), encoding="utf-8")
-    after.write_text(DEMO.read_text().replace("client_nets:", CREDITS + "client_nets:", 1))
-    tree = tmp_path / "tree"
-    write_output(generate(str(before), None, "lnetctl"), str(tree))
-    r = CliRunner().invoke(
-        main, ["diff", str(after), "--live", str(tree), "--plan-changes", "--format", "json"]
-    )
-    assert r.exit_code == 1, r.output
-    waves = [s for s in json.loads(r.stdout)["steps"] if "wave" in (s["outage"] or "")]
+    _after, _tree, steps = credit_change(tmp_path)
+    waves = [s for s in steps if "wave" in (s["outage"] or "")]
     assert len(waves) == 2
     for s in waves:
         assert s["clush"] == [f"clush -w '{s['hosts']}' 'lnetctl set routing 0'"], s["clush"]

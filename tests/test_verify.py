@@ -25,23 +25,6 @@ def run(*args: str) -> Result:
     return CliRunner().invoke(main, ["verify", *args])
 
 
-@pytest.fixture(scope="module")
-def demo_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo site as the current code generates it."""
-    out = tmp_path_factory.mktemp("demo") / "out"
-    api.write_output(api.generate(str(ROOT / "sites/demo.yaml")), str(out))
-    return out
-
-
-@pytest.fixture
-def tree(demo_out: Path, tmp_path: Path) -> Path:
-    """A deployable demo tree: the contract's manifest sections and a shared server net."""
-    t = tmp_path / "t"
-    shutil.copytree(demo_out, t)
-    add_filesystems(t)
-    return t
-
-
 def line_of(path: Path, text: str, start: int = 0) -> int:
     """1-based line of the first line at or after ``start`` holding ``text``."""
     for n, line in enumerate(path.read_text().split("\n"), 1):

@@ -6,33 +6,14 @@ damaged tree (exit 0).
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
-from verify_tree import add_filesystems
 
-from lnetgen import api
 from lnetgen.verify import verify
 from lnetgen.verify.accept import _problems
 
 GLOBAL = "global:\n    drop_asym_route: 1\n"
-
-
-@pytest.fixture(scope="module")
-def demo_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("demo") / "out"
-    api.write_output(api.generate(str(ROOT / "sites/demo.yaml")), str(out))
-    return out
-
-
-@pytest.fixture
-def tree(demo_out: Path, tmp_path: Path) -> Path:
-    t = tmp_path / "t"
-    shutil.copytree(demo_out, t)
-    add_filesystems(t)
-    return t
 
 
 def _found(t: Path, code: str) -> list[tuple[str, int, str, str]]:

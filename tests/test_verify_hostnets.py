@@ -5,35 +5,16 @@ NI of one of its NIDs is unreachable at that NID, however good the routes to the
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
-import pytest
-from conftest import ROOT
-from verify_tree import SERVER_NET, add_filesystems
+from verify_tree import SERVER_NET
 
-from lnetgen import api
 from lnetgen.live import HostState
 from lnetgen.verify import VerifyResult, verify
 from lnetgen.verify.world import Endpoint
 
 MGS = "mds01"  # the MGS of scratch in the demo site
 MGS_CLIENT_NID = "10.10.2.1@o2ib103"
-
-
-@pytest.fixture(scope="module")
-def demo_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("demo") / "out"
-    api.write_output(api.generate(str(ROOT / "sites/demo.yaml")), str(out))
-    return out
-
-
-@pytest.fixture
-def tree(demo_out: Path, tmp_path: Path) -> Path:
-    t = tmp_path / "t"
-    shutil.copytree(demo_out, t)
-    add_filesystems(t)
-    return t
 
 
 def drop_net_entry(path: Path, net: str) -> None:

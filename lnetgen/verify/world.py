@@ -164,10 +164,8 @@ def read_tree(out_dir: str, manifest: Manifest, progress: Progress = NO_PROGRESS
     tick = progress("reading", len(entries))
     for e in counted(entries, tick):
         full = os.path.join(out_dir, e.path)
-        try:
-            state = read_dump(full, cache=cache, root=out_dir)  # no link out of the tree
-        except LiveParseError as exc:
-            world.findings.append(_unreadable(exc.diagnostic))
+        state = _read_file(world, out_dir, e, cache)
+        if state is None:
             continue
         name = os.path.basename(e.path).split(".", 1)[0]
         world.add(Endpoint(name, e.role, e.hosts, full, state, e.fs, nodes.count(e.hosts)))
@@ -251,16 +249,24 @@ def read_live_world(
     return world
 
 
+def _read_file(world: World, tree: str, e: Entry, cache: ParseCache) -> HostState | None:
+    """The state ``e``'s file of the generated ``tree`` gives; None, and a finding, when it
+    cannot be read.  No link is followed out of the tree."""
+    try:
+        return read_dump(os.path.join(tree, e.path), cache=cache, root=tree)
+    except LiveParseError as exc:
+        world.findings.append(_unreadable(exc.diagnostic))
+        return None
+
+
 def _stand_in(
     world: World, tree: str, e: Entry, name: str, hosts: list[str], cache: ParseCache
 ) -> None:
     """``hosts`` of ``e`` (outside ``--hosts``, without a dump) as the tree's file for them
     says, one endpoint ``name``; an unreadable file is a finding, as in ``read_tree``."""
     full = os.path.join(tree, e.path)
-    try:
-        state = read_dump(full, cache=cache, root=tree)  # no link out of the tree
-    except LiveParseError as exc:
-        world.findings.append(_unreadable(exc.diagnostic))
+    state = _read_file(world, tree, e, cache)
+    if state is None:
         return
     world.add(Endpoint(name, e.role, nodes.fold(hosts), full, state, e.fs, len(hosts)))
     if state.nets is not None and e.role != "client":
